@@ -1,0 +1,52 @@
+# Thin wrapper around CMake. Every target installs what is missing first.
+#   make build   release build in build/
+#   make demo    build, then fly the demo mission in the simulator
+#   make test    release + ASan/UBSan builds, every test, a short fuzz run
+#   make bench   benchmarks (tests/bench), results in build/bench.json
+#   make fuzz    long fuzzing run (FUZZ_SECONDS, default 600)
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 600
+FUZZ_SHORT_SECONDS ?= 60
+
+.PHONY: all build demo test bench fuzz setup setup-test clean format
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+setup-test:
+	@scripts/setup.sh --test
+
+build: setup
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build -j $(JOBS)
+
+build-asan: setup-test
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DALOFT_SANITIZE=ON >/dev/null
+	cmake --build build-asan -j $(JOBS)
+
+build-fuzz: setup-test
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DALOFT_FUZZ=ON >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target fuzzers
+
+demo: build
+	scripts/demo.sh
+
+test: setup-test build build-asan
+	cd build && ctest --output-on-failure -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS)
+
+bench: build
+	scripts/bench.sh
+
+fuzz: build-fuzz
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+
+clean:
+	rm -rf build build-asan build-fuzz

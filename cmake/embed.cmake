@@ -1,0 +1,18 @@
+# Writes OUT: a C file with every file of FILES as a byte array, named by its
+# path relative to ROOT ("skills/scan.lua"). See host/embedded.h.
+set(body "#include \"embedded.h\"\n\n")
+set(table "")
+set(i 0)
+foreach(f ${FILES})
+  file(RELATIVE_PATH rel ${ROOT} ${f})
+  file(READ ${f} hex HEX)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR len "${hexlen} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "static const unsigned char file_${i}[] = {${bytes}0x00};\n")
+  string(APPEND table "    {\"${rel}\", (const char *)file_${i}, ${len}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND body "\nconst embedded_file embedded_files[] = {\n${table}    {0, 0, 0},\n};\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,153 @@
+#include "cmd/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "aloft %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'aloft %s --help'.\n", cmd);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
+int cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "aloft %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CLI_FAIL;
+}
+
+int cli_parse_u64(const char *s, bool binary, unsigned long long *out)
+{
+    if (!s || !*s || *s == '-') return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return -1;
+    unsigned long long mul = 1, k = binary ? 1024 : 1000;
+    switch (*end) {
+    case 'k': case 'K': mul = k; end++; break;
+    case 'M': mul = k * k; end++; break;
+    case 'G': mul = k * k * k; end++; break;
+    default: break;
+    }
+    if (*end) return -1;
+    if (mul > 1 && v > ~0ull / mul) return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int cli_common_option(cli_common *c, int opt, const char *arg)
+{
+    unsigned long long v;
+    switch (opt) {
+    case OPT_HELP: c->help = true; return 1;
+    case OPT_JSON: c->json = true; return 1;
+    case OPT_SCENE: c->scene = arg; return 1;
+    case OPT_SKILLS:
+        if (c->n_skill_dirs == CLI_MAX_SKILL_DIRS) {
+            cli_usage_error(c->cmd, "at most %d --skills directories", CLI_MAX_SKILL_DIRS);
+            return -1;
+        }
+        c->skill_dirs[c->n_skill_dirs++] = arg;
+        return 1;
+    case OPT_MAX_INSTRUCTIONS:
+    case OPT_MAX_MEMORY:
+    case OPT_TIMEOUT_MS:
+        if (cli_parse_u64(arg, opt == OPT_MAX_MEMORY, &v) || v == 0) {
+            cli_usage_error(c->cmd, "'%s' is not a positive number", arg);
+            return -1;
+        }
+        if (opt == OPT_MAX_INSTRUCTIONS) c->limits.max_instructions = v;
+        else if (opt == OPT_MAX_MEMORY) c->limits.max_memory = (size_t)v;
+        else c->limits.timeout_ms = v;
+        return 1;
+    default: return 0;
+    }
+}
+
+char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n > max) {
+            snprintf(err, errlen, "'%s' is larger than %zu bytes", is_stdin ? "stdin" : path,
+                     max);
+            free(buf);
+            if (!is_stdin) fclose(f);
+            return NULL;
+        }
+        if (got == 0) break;
+    }
+    bool failed = ferror(f);
+    if (!is_stdin) fclose(f);
+    if (failed) {
+        snprintf(err, errlen, "cannot read '%s'", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+void cli_print_json(cJSON *doc)
+{
+    char *text = cJSON_PrintUnformatted(doc);
+    if (text) {
+        fputs(text, stdout);
+        fputc('\n', stdout);
+        free(text);
+    }
+    fflush(stdout);
+    cJSON_Delete(doc);
+}
+
+static void report_skill_problem(void *ud, const char *path, const char *message)
+{
+    (void)ud;
+    fprintf(stderr, "aloft: %s: %s\n", path, message);
+}
+
+skill_registry *cli_load_registry(const cli_common *c)
+{
+    skill_registry *reg =
+        registry_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
+    if (!reg) fprintf(stderr, "aloft %s: the built-in skills failed to load\n", c->cmd);
+    return reg;
+}
+
+int cli_pending(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return CLI_OK;
+        }
+    }
+    return cli_fail(argv[0], "this command is not implemented yet");
+}

@@ -1,0 +1,99 @@
+/*
+ * Shared pieces of the command line (SPEC §2). Each command lives in its own
+ * host/cmd/cmd_NAME.c as `int cmd_NAME(int argc, char **argv)` where argv[0]
+ * is the command name; host/main.c dispatches.
+ *
+ * Exit status: CLI_OK (0) success, CLI_FAIL (1) the plan/mission/input failed,
+ * CLI_USAGE (2) usage error. With --json exactly one JSON document goes to
+ * stdout; progress and diagnostics go to stderr.
+ */
+#ifndef ALOFT_CMD_CLI_H
+#define ALOFT_CMD_CLI_H
+
+#include "sandbox/sandbox.h"
+#include "skills/registry.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* Plans, scripts and scene files larger than this are refused. */
+#define CLI_MAX_INPUT (4u * 1024u * 1024u)
+#define CLI_MAX_SKILL_DIRS 16
+
+/* Long-option codes shared by several commands. */
+enum {
+    OPT_MAX_INSTRUCTIONS = 1000,
+    OPT_MAX_MEMORY,
+    OPT_TIMEOUT_MS,
+    OPT_SKILLS,
+    OPT_JSON,
+    OPT_SCENE,
+    OPT_HELP,
+    OPT_FIRST_FREE = 1100 /* commands number their own options from here */
+};
+
+/* The options of the limit flags, --skills, --json, --scene and --help, to be
+ * spliced into a command's getopt_long table with CLI_COMMON_OPTIONS. */
+#define CLI_LIMIT_OPTIONS                                                                          \
+    {"max-instructions", required_argument, 0, OPT_MAX_INSTRUCTIONS},                              \
+        {"max-memory", required_argument, 0, OPT_MAX_MEMORY},                                      \
+        {"timeout-ms", required_argument, 0, OPT_TIMEOUT_MS}
+#define CLI_COMMON_OPTIONS                                                                         \
+    {"skills", required_argument, 0, OPT_SKILLS}, {"json", no_argument, 0, OPT_JSON},              \
+        {"help", no_argument, 0, OPT_HELP}
+
+typedef struct cli_common {
+    const char *cmd;
+    bool json;
+    bool help;
+    const char *scene;
+    const char *skill_dirs[CLI_MAX_SKILL_DIRS];
+    int n_skill_dirs;
+    sandbox_limits limits;
+} cli_common;
+
+/* Handles one option shared by commands. Returns 1 if OPT was one of them
+ * (and stored), 0 if not, or -1 after printing a usage error. */
+int cli_common_option(cli_common *c, int opt, const char *arg);
+
+/* Prints "aloft CMD: message" and a hint to stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "aloft CMD: message" to stderr; returns CLI_FAIL. */
+int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reads a whole file, or stdin for "-", refusing more than MAX bytes.
+ * Returns a NUL-terminated malloc'd buffer, or NULL with a message. */
+char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
+/* Parses a non-negative integer with an optional k/M/G suffix (1024-based
+ * for sizes when BINARY). Returns 0, or -1 if malformed. */
+int cli_parse_u64(const char *s, bool binary, unsigned long long *out);
+
+/* Prints the document to stdout (compact, one line) and frees it. */
+void cli_print_json(cJSON *doc);
+
+/* Loads the registry with built-ins and --skills directories; problems with
+ * user skill files are reported on stderr as "aloft: PATH: reason". */
+skill_registry *cli_load_registry(const cli_common *c);
+
+/* For commands not built yet: handles --help with USAGE, otherwise says so
+ * and returns CLI_FAIL. */
+int cli_pending(int argc, char **argv, const char *usage);
+
+/* The commands. */
+int cmd_check(int argc, char **argv);
+int cmd_transpile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_lua(int argc, char **argv);
+int cmd_skills(int argc, char **argv);
+int cmd_detect(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

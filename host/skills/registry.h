@@ -1,0 +1,126 @@
+/*
+ * The skill registry: every skill a plan or script may call, with the
+ * metadata the MiniSpec checker, the prompts and `aloft skills` need.
+ *
+ * Low-level skills are registered from C (host/skills/builtin.c). High-level
+ * skills are Lua files (skills/*.lua built in, plus user directories) that
+ * return a table (SPEC §5):
+ *   {name=, description=, args={{name=,type=}}, returns=, run=function(...) end}
+ * or `minispec="..."` instead of `run`.
+ *
+ * Abbreviations are assigned by registry_finalize: deterministic, unique, at
+ * most two letters, and exactly TypeFly's for the built-ins.
+ *
+ * A registry is built once, then only read; reading is thread-safe.
+ */
+#ifndef ALOFT_SKILLS_REGISTRY_H
+#define ALOFT_SKILLS_REGISTRY_H
+
+#include <lua.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SKILL_NAME_MAX 48
+#define SKILL_MAX_ARGS 8
+#define SKILL_DESC_MAX 512
+
+typedef enum skill_type {
+    SKILL_T_NONE = 0, /* no value (replan) */
+    SKILL_T_INT,
+    SKILL_T_FLOAT,
+    SKILL_T_STR,
+    SKILL_T_BOOL,
+    SKILL_T_ANY,
+} skill_type;
+
+typedef enum skill_level { SKILL_LOW, SKILL_HIGH } skill_level;
+
+typedef struct skill_arg {
+    char name[SKILL_NAME_MAX];
+    skill_type type;
+    bool optional;
+} skill_arg;
+
+struct skill_ctx;
+
+/* A low-level skill. Arguments are already checked and converted to their
+ * declared types at stack indices 1..nargs (optional ones may be nil). It
+ * pushes exactly one result and returns 1. A skill that cannot act (no drone,
+ * refused by the constraint check) returns false; a hard error is raised with
+ * luaL_error and a message a user understands. */
+typedef int (*skill_fn)(struct skill_ctx *ctx, lua_State *L);
+
+/* What a skill does to the world; used for first_action_ms and the prompts. */
+enum {
+    SKILL_MOVES = 1 << 0,  /* moves the drone */
+    SKILL_SEES = 1 << 1,   /* reads the camera / vision */
+    SKILL_ASKS = 1 << 2,   /* calls the LLM (probe) */
+    SKILL_CONTROL = 1 << 3 /* control flow (replan) */
+};
+
+typedef struct skill {
+    char name[SKILL_NAME_MAX];
+    char abbr[3];
+    char alias[SKILL_NAME_MAX]; /* second accepted name ("query" for probe), or "" */
+    char alias_abbr[3];         /* its abbreviation ("q"), or "" */
+    skill_level level;
+    int nargs;    /* declared arguments */
+    int min_args; /* arguments that must be given */
+    skill_arg args[SKILL_MAX_ARGS];
+    skill_type returns;
+    char description[SKILL_DESC_MAX];
+    unsigned flags; /* SKILL_MOVES | ... */
+
+    skill_fn fn; /* low-level only */
+
+    /* High-level only: where it came from and its text. */
+    char *path;       /* "skills/scan.lua" for built-ins, the file path otherwise */
+    char *source;     /* the file's Lua text */
+    char *minispec;   /* the MiniSpec definition, when the file has minispec= */
+    char *lua_code;   /* the Lua chunk that returns the run function, once compiled */
+    bool builtin;
+} skill;
+
+typedef struct skill_registry skill_registry;
+
+/* Reports a skill file that could not be loaded; the others still load. */
+typedef void (*registry_report_fn)(void *ud, const char *path, const char *message);
+
+skill_registry *registry_new(void);
+void registry_free(skill_registry *reg);
+
+/* Adds a skill (copied). Fails on a duplicate name. */
+int registry_add(skill_registry *reg, const skill *s, char *err, size_t errlen);
+
+/* Adds the low-level skills and the built-in high-level skills. */
+int registry_add_builtins(skill_registry *reg, char *err, size_t errlen);
+
+/* Loads every *.lua in DIR (sorted by name). Returns the number of files that
+ * failed (each reported through REPORT), or -1 if DIR cannot be read. */
+int registry_load_dir(skill_registry *reg, const char *dir, registry_report_fn report, void *ud);
+
+/* Loads one high-level skill from Lua text. PATH names it in messages. */
+int registry_load_source(skill_registry *reg, const char *path, const char *src, size_t len,
+                         bool builtin, char *err, size_t errlen);
+
+/* Assigns abbreviations (and compiles MiniSpec-defined skills). Call once,
+ * after every skill is added. Skills that fail to compile are removed and
+ * reported. Returns the number removed. */
+int registry_finalize(skill_registry *reg, registry_report_fn report, void *ud);
+
+/* Finds a skill by full name, alias or abbreviation (LEN bytes of NAME). */
+const skill *registry_find(const skill_registry *reg, const char *name, size_t len);
+
+size_t registry_count(const skill_registry *reg);
+const skill *registry_at(const skill_registry *reg, size_t i);
+
+const char *skill_type_name(skill_type t);
+/* Parses "int", "float", "str"/"string", "bool", "any"; -1 if unknown. */
+int skill_type_parse(const char *s);
+
+/* Builds the usual registry: built-ins plus every directory of DIRS. Load
+ * problems go to REPORT. NULL only if the built-ins themselves fail. */
+skill_registry *registry_standard(const char *const *dirs, int ndirs, registry_report_fn report,
+                                  void *ud);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * Skills at run time: the one path by which Lua code reaches the world.
+ *
+ * skills_bind makes every skill of the registry a read-only global of the
+ * sandbox under its full name (and alias). Each global is a C closure around
+ * skills_dispatch, which, for every call:
+ *   1. refuses to act on a poisoned or cancelled sandbox;
+ *   2. checks the argument count and types against the registry, converting
+ *      numbers to int where the skill takes int;
+ *   3. records the call (skill, args, return value, time) and tells the
+ *      event hook;
+ *   4. runs the low-level C function, or the high-level skill's Lua function.
+ * Drone motions go through the constraint check inside the low-level skills;
+ * there is no other way to reach a driver from Lua.
+ */
+#ifndef ALOFT_SKILLS_SKILLS_H
+#define ALOFT_SKILLS_SKILLS_H
+
+#include "sandbox/sandbox.h"
+#include "skills/registry.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "vision/objects.h"
+
+struct drone;
+
+typedef enum skill_event_kind { SKILL_EVENT_CALL, SKILL_EVENT_RETURN } skill_event_kind;
+
+typedef struct skill_event {
+    skill_event_kind kind;
+    const skill *skill;
+    int depth;             /* 0 for calls from the plan, 1+ inside high-level skills */
+    const cJSON *args;     /* array */
+    const cJSON *ret;      /* on RETURN: the value (may be NULL for none) */
+    double t_ms;           /* wall time since skills_bind */
+    double sim_ms;         /* simulated time, when a simulator runs */
+} skill_event;
+
+/* Per-mission state the skills act on. Zero-initialise, fill what exists,
+ * then skills_bind. Fields left NULL make the skills that need them fail
+ * with a clear error. */
+typedef struct skill_ctx {
+    const skill_registry *reg;
+    sandbox *sb;
+    struct drone *drone;   /* NULL: drone skills fail ("no drone") */
+
+    /* The current camera view: fills OUT with up to MAX objects, returns how
+     * many, or -1 with a message. NULL: vision skills fail ("no camera").
+     * Called after a motion, it must report a view captured after it ended. */
+    int (*observe)(void *ud, vision_object *out, int max, char *err, size_t errlen);
+    void *observe_ud;
+
+    /* probe: asks the LLM; writes the answer text to OUT. NULL: probe fails. */
+    int (*probe)(void *ud, const char *question, char *out, size_t outlen, char *err,
+                 size_t errlen);
+    void *probe_ud;
+
+    /* Events for progress output and the store; may be NULL. */
+    void (*on_event)(void *ud, const skill_event *ev);
+    void *event_ud;
+
+    /* Filled while running. */
+    cJSON *calls;        /* [{"skill","args","ret","t_ms"}], every call in order */
+    cJSON *violations;   /* [{"skill","reason"}] */
+    bool replan;         /* replan requested (rp) */
+    char replan_reason[256];
+    double first_action_ms; /* first MOVES/SEES call, -1 until then */
+    int depth;
+    double t0_ms;
+} skill_ctx;
+
+/* Binds every skill of ctx->reg into ctx->sb and loads the high-level skill
+ * functions. Returns 0, or -1 with a message. */
+int skills_bind(skill_ctx *ctx, char *err, size_t errlen);
+
+/* Frees what skills_bind allocated in CTX (not the sandbox or registry). */
+void skills_release(skill_ctx *ctx);
+
+/* The skill context of a sandbox's Lua state (for C skill functions). */
+skill_ctx *skills_ctx(lua_State *L);
+
+/* Records a constraint violation (also sent as an event). */
+void skills_violation(skill_ctx *ctx, const char *skill, const char *reason);
+
+/* Monotonic wall-clock milliseconds. */
+double skills_now_ms(void);
+
+#endif

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages aloft builds and tests with (SPEC §16), but
+# only those that are missing, so that a ready machine pays nothing.
+set -euo pipefail
+
+runtime_pkgs="liblua5.4-dev lua5.4 libcurl4-openssl-dev libcjson-dev libsqlite3-dev
+libopencv-dev libmicrohttpd-dev cmake pkg-config make gcc g++"
+test_pkgs="python3 python3-onnx python3-numpy darknet clang libclang-rt-14-dev sqlite3 clang-format"
+
+want="$runtime_pkgs"
+if [ "${1:-}" = "--test" ]; then want="$want $test_pkgs"; fi
+
+missing=""
+for p in $want; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "setup: installing$missing" >&2
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing
