@@ -1,0 +1,382 @@
+/*
+ * The one C++ file: OpenCV's image codecs, video capture, DNN and HOG behind
+ * the C interface of vision/opencv.h. Every entry point catches OpenCV's
+ * exceptions and turns them into a message, so C callers never see one.
+ */
+#include "vision/opencv.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/core/utils/logger.hpp>
+#include <opencv2/dnn.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/objdetect.hpp>
+#include <opencv2/videoio.hpp>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+static void set_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+    if (errlen) snprintf(err, errlen, fmt, a, b);
+}
+
+/* OpenCV's messages carry a source path and function; keep the reason only. */
+static std::string short_reason(const cv::Exception &e)
+{
+    std::string m = e.err.empty() ? e.what() : e.err;
+    while (!m.empty() && isspace((unsigned char)m.back())) m.pop_back();
+    return m;
+}
+
+static bool is_regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* OpenCV logs its own view of every failure to stderr; the caller reports
+ * the message we return instead. */
+static void quiet_opencv(void)
+{
+    cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+}
+
+/* Wraps a BGR frame without copying. */
+static cv::Mat frame_mat(const vision_frame *f)
+{
+    return cv::Mat(f->h, f->w, CV_8UC3, f->bgr, (size_t)f->stride);
+}
+
+/* Makes OUT hold a copy of M (8-bit, 1, 3 or 4 channels). */
+static int frame_from_mat(const cv::Mat &m, vision_frame *out)
+{
+    cv::Mat bgr;
+    if (m.channels() == 3)
+        bgr = m;
+    else if (m.channels() == 1)
+        cv::cvtColor(m, bgr, cv::COLOR_GRAY2BGR);
+    else
+        cv::cvtColor(m, bgr, cv::COLOR_BGRA2BGR);
+    size_t need = (size_t)bgr.cols * 3 * (size_t)bgr.rows;
+    size_t have = out->bgr ? (size_t)out->stride * (size_t)out->h : 0;
+    if (!out->bgr || have < need) {
+        free(out->bgr);
+        out->bgr = (unsigned char *)malloc(need ? need : 1);
+        if (!out->bgr) {
+            out->w = out->h = out->stride = 0;
+            return -1;
+        }
+    }
+    out->w = bgr.cols;
+    out->h = bgr.rows;
+    out->stride = bgr.cols * 3;
+    for (int y = 0; y < bgr.rows; y++)
+        memcpy(out->bgr + (size_t)y * (size_t)out->stride, bgr.ptr(y), (size_t)out->stride);
+    return 0;
+}
+
+extern "C" void vision_frame_clear(vision_frame *f)
+{
+    free(f->bgr);
+    memset(f, 0, sizeof *f);
+}
+
+extern "C" int vision_frame_copy(vision_frame *dst, const vision_frame *src)
+{
+    size_t need = (size_t)src->w * 3 * (size_t)src->h;
+    size_t have = dst->bgr ? (size_t)dst->stride * (size_t)dst->h : 0;
+    if (!dst->bgr || have < need) {
+        free(dst->bgr);
+        dst->bgr = (unsigned char *)malloc(need ? need : 1);
+        if (!dst->bgr) return -1;
+    }
+    dst->w = src->w;
+    dst->h = src->h;
+    dst->stride = src->w * 3;
+    for (int y = 0; y < src->h; y++)
+        memcpy(dst->bgr + (size_t)y * (size_t)dst->stride,
+               src->bgr + (size_t)y * (size_t)src->stride, (size_t)dst->stride);
+    dst->t_ms = src->t_ms;
+    dst->seq = src->seq;
+    return 0;
+}
+
+extern "C" int vision_image_read(const char *path, vision_frame *out, char *err, size_t errlen)
+{
+    if (!is_regular_file(path)) {
+        set_err(err, errlen, "%s: cannot read image file%s", path, "");
+        return -1;
+    }
+    try {
+        cv::Mat m = cv::imread(path, cv::IMREAD_COLOR);
+        if (m.empty()) {
+            set_err(err, errlen, "%s: not an image OpenCV can decode%s", path, "");
+            return -1;
+        }
+        if (frame_from_mat(m, out) != 0) {
+            set_err(err, errlen, "%s: out of memory%s", path, "");
+            return -1;
+        }
+        return 0;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "%s: %s", path, short_reason(e).c_str());
+        return -1;
+    }
+}
+
+extern "C" unsigned char *vision_jpeg_encode(const vision_frame *f, int quality, size_t *len)
+{
+    try {
+        std::vector<unsigned char> buf;
+        std::vector<int> params = {cv::IMWRITE_JPEG_QUALITY, quality};
+        if (!cv::imencode(".jpg", frame_mat(f), buf, params)) return NULL;
+        unsigned char *out = (unsigned char *)malloc(buf.size() ? buf.size() : 1);
+        if (!out) return NULL;
+        memcpy(out, buf.data(), buf.size());
+        *len = buf.size();
+        return out;
+    } catch (const cv::Exception &) {
+        return NULL;
+    }
+}
+
+extern "C" int vision_letterbox_frame(const vision_frame *f, int in_w, int in_h, float *blob,
+                                      vision_letterbox *lb, char *err, size_t errlen)
+{
+    if (f->w <= 0 || f->h <= 0 || in_w <= 0 || in_h <= 0) {
+        set_err(err, errlen, "empty frame or network input%s%s", "", "");
+        return -1;
+    }
+    float sx = (float)in_w / (float)f->w, sy = (float)in_h / (float)f->h;
+    float scale = sx < sy ? sx : sy;
+    int nw = (int)(f->w * scale + 0.5f), nh = (int)(f->h * scale + 0.5f);
+    if (nw < 1) nw = 1;
+    if (nh < 1) nh = 1;
+    if (nw > in_w) nw = in_w;
+    if (nh > in_h) nh = in_h;
+    lb->in_w = in_w;
+    lb->in_h = in_h;
+    lb->scale = scale;
+    lb->pad_x = (in_w - nw) / 2;
+    lb->pad_y = (in_h - nh) / 2;
+    try {
+        cv::Mat small;
+        if (nw == f->w && nh == f->h)
+            small = frame_mat(f);
+        else
+            cv::resize(frame_mat(f), small, cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
+        /* Planar RGB floats; the padding is the grey YOLO was trained with. */
+        const float grey = 114.0f / 255.0f, k = 1.0f / 255.0f;
+        size_t plane = (size_t)in_w * (size_t)in_h;
+        float *r = blob, *g = blob + plane, *b = blob + 2 * plane;
+        for (int y = 0; y < in_h; y++) {
+            size_t row = (size_t)y * (size_t)in_w;
+            int sy_ = y - lb->pad_y;
+            if (sy_ < 0 || sy_ >= nh) {
+                for (int x = 0; x < in_w; x++) r[row + x] = g[row + x] = b[row + x] = grey;
+                continue;
+            }
+            const unsigned char *p = small.ptr(sy_);
+            int x = 0;
+            for (; x < lb->pad_x; x++) r[row + x] = g[row + x] = b[row + x] = grey;
+            for (int i = 0; i < nw; i++, x++, p += 3) {
+                b[row + x] = p[0] * k;
+                g[row + x] = p[1] * k;
+                r[row + x] = p[2] * k;
+            }
+            for (; x < in_w; x++) r[row + x] = g[row + x] = b[row + x] = grey;
+        }
+        return 0;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "letterbox: %s%s", short_reason(e).c_str(), "");
+        return -1;
+    }
+}
+
+struct vision_net {
+    cv::dnn::Net net;
+    std::vector<std::string> out_names;
+    std::vector<cv::Mat> outs;
+};
+
+extern "C" vision_net *vision_net_load(const char *model, const char *weights, char *err,
+                                       size_t errlen)
+{
+    if (!is_regular_file(model)) {
+        set_err(err, errlen, "%s: model file not found%s", model, "");
+        return NULL;
+    }
+    if (weights && !is_regular_file(weights)) {
+        set_err(err, errlen, "%s: weights file not found%s", weights, "");
+        return NULL;
+    }
+    quiet_opencv();
+    vision_net *n = new (std::nothrow) vision_net;
+    if (!n) {
+        set_err(err, errlen, "out of memory%s%s", "", "");
+        return NULL;
+    }
+    try {
+        n->net = weights ? cv::dnn::readNetFromDarknet(model, weights)
+                         : cv::dnn::readNetFromONNX(model);
+        if (n->net.empty()) {
+            set_err(err, errlen, "%s: OpenCV loaded no layers from the model%s", model, "");
+            delete n;
+            return NULL;
+        }
+        n->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+        n->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+        n->out_names = n->net.getUnconnectedOutLayersNames();
+        return n;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "%s: cannot load model: %s", model, short_reason(e).c_str());
+        delete n;
+        return NULL;
+    }
+}
+
+extern "C" int vision_net_forward(vision_net *n, const float *blob, int in_w, int in_h,
+                                  vision_tensor *outs, int max, char *err, size_t errlen)
+{
+    try {
+        int sz[4] = {1, 3, in_h, in_w};
+        cv::Mat input(4, sz, CV_32F, (void *)blob);
+        n->net.setInput(input);
+        n->outs.clear();
+        n->net.forward(n->outs, n->out_names);
+        int k = 0;
+        for (size_t i = 0; i < n->outs.size() && k < max; i++) {
+            cv::Mat &m = n->outs[i];
+            if (m.type() != CV_32F) m.convertTo(m, CV_32F);
+            if (!m.isContinuous()) m = m.clone();
+            vision_tensor *t = &outs[k++];
+            t->ndims = m.dims < 4 ? m.dims : 4;
+            for (int d = 0; d < t->ndims; d++) t->dims[d] = m.size[d];
+            t->data = (const float *)m.data;
+        }
+        return k;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "inference failed: %s%s", short_reason(e).c_str(), "");
+        return -1;
+    }
+}
+
+extern "C" void vision_net_free(vision_net *n)
+{
+    delete n;
+}
+
+extern "C" int vision_hog_detect(const vision_frame *f, vision_box *out, int max, char *err,
+                                 size_t errlen)
+{
+    try {
+        static const int max_side = 800; /* bigger frames only cost time */
+        cv::Mat img = frame_mat(f);
+        float k = 1.0f;
+        int side = f->w > f->h ? f->w : f->h;
+        if (side > max_side) {
+            k = (float)max_side / (float)side;
+            cv::resize(img, img, cv::Size(), k, k, cv::INTER_AREA);
+        }
+        cv::HOGDescriptor hog;
+        hog.setSVMDetector(cv::HOGDescriptor::getDefaultPeopleDetector());
+        std::vector<cv::Rect> rects;
+        std::vector<double> weights;
+        hog.detectMultiScale(img, rects, weights, 0, cv::Size(8, 8), cv::Size(16, 16), 1.05, 2.0);
+        int n = 0;
+        for (size_t i = 0; i < rects.size() && n < max; i++) {
+            const cv::Rect &r = rects[i];
+            vision_box *b = &out[n++];
+            b->x0 = r.x / k;
+            b->y0 = r.y / k;
+            b->x1 = (r.x + r.width) / k;
+            b->y1 = (r.y + r.height) / k;
+            b->score = i < weights.size() ? (float)weights[i] : 1.0f;
+            b->cls = 0;
+        }
+        return n;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "HOG: %s%s", short_reason(e).c_str(), "");
+        return -1;
+    }
+}
+
+struct vision_capture {
+    cv::VideoCapture cap;
+    cv::Mat buf;
+};
+
+/* "webcam:N" or a bare number is a camera index. */
+static int camera_index(const char *uri)
+{
+    const char *p = strncmp(uri, "webcam:", 7) == 0 ? uri + 7 : uri;
+    if (!*p) return -1;
+    for (const char *q = p; *q; q++)
+        if (!isdigit((unsigned char)*q)) return -1;
+    return atoi(p);
+}
+
+extern "C" vision_capture *vision_capture_open(const char *uri, char *err, size_t errlen)
+{
+    quiet_opencv();
+    vision_capture *c = new (std::nothrow) vision_capture;
+    if (!c) return NULL;
+    int cam = camera_index(uri);
+    bool stream = strstr(uri, "://") != NULL;
+    if (cam < 0 && !stream && !is_regular_file(uri)) {
+        set_err(err, errlen, "%s: video file not found%s", uri, "");
+        delete c;
+        return NULL;
+    }
+    try {
+        bool ok = cam >= 0 ? c->cap.open(cam) : c->cap.open(uri, cv::CAP_FFMPEG);
+        if (!ok || !c->cap.isOpened()) {
+            set_err(err, errlen, "%s: cannot open %s", uri,
+                    cam >= 0 ? "camera" : stream ? "stream" : "video (not a video file?)");
+            delete c;
+            return NULL;
+        }
+        return c;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "%s: %s", uri, short_reason(e).c_str());
+        delete c;
+        return NULL;
+    }
+}
+
+extern "C" int vision_capture_read(vision_capture *c, vision_frame *out, char *err, size_t errlen)
+{
+    try {
+        if (!c->cap.read(c->buf) || c->buf.empty()) return 0;
+        if (frame_from_mat(c->buf, out) != 0) {
+            set_err(err, errlen, "out of memory%s%s", "", "");
+            return -1;
+        }
+        return 1;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "capture: %s%s", short_reason(e).c_str(), "");
+        return -1;
+    }
+}
+
+extern "C" double vision_capture_fps(vision_capture *c)
+{
+    try {
+        double fps = c->cap.get(cv::CAP_PROP_FPS);
+        return fps > 0 && fps < 1000 ? fps : 0;
+    } catch (const cv::Exception &) {
+        return 0;
+    }
+}
+
+extern "C" void vision_capture_close(vision_capture *c)
+{
+    delete c;
+}
