@@ -380,3 +380,25 @@ extern "C" void vision_capture_close(vision_capture *c)
 {
     delete c;
 }
+
+extern "C" int vision_video_write(const char *path, const vision_frame *frames, int n, double fps,
+                                  char *err, size_t errlen)
+{
+    if (n <= 0) {
+        set_err(err, errlen, "%s: no frames to write%s", path, "");
+        return -1;
+    }
+    try {
+        cv::VideoWriter w(path, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps,
+                          cv::Size(frames[0].w, frames[0].h));
+        if (!w.isOpened()) {
+            set_err(err, errlen, "%s: cannot write video%s", path, "");
+            return -1;
+        }
+        for (int i = 0; i < n; i++) w.write(frame_mat(&frames[i]));
+        return 0;
+    } catch (const cv::Exception &e) {
+        set_err(err, errlen, "%s: %s", path, short_reason(e).c_str());
+        return -1;
+    }
+}

@@ -97,6 +97,12 @@ double vision_capture_fps(vision_capture *c);
 
 void vision_capture_close(vision_capture *c);
 
+/* Writes N frames (all of one size) as a Motion-JPEG AVI at FPS, the one
+ * video format OpenCV can write without external codecs (for tests and
+ * recordings). Returns 0, or -1 with a message. */
+int vision_video_write(const char *path, const vision_frame *frames, int n, double fps, char *err,
+                       size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,7 +75,11 @@ int vision_options_check(const vision_options *o, char *err, size_t errlen)
         snprintf(err, errlen, "a model, weights or names file only makes sense with --detector yolo");
         return -1;
     }
-    if (o->det.kind != VISION_DETECTOR_SIM && o->source && !*o->source) {
+    if (o->det.kind == VISION_DETECTOR_SIM && o->source) {
+        snprintf(err, errlen, "--source needs --detector yolo or hog (sim sees the simulated world)");
+        return -1;
+    }
+    if (o->source && !*o->source) {
         snprintf(err, errlen, "--source is empty");
         return -1;
     }

@@ -9,10 +9,12 @@ Every cell has two predictions ("anchors"): the first is the cell's exact
 box, the second a box 1.25x larger scoring 0.8x as much -- a duplicate that
 non-maximum suppression must merge.
 
-Usage: gen_models.py OUTDIR
+Usage: gen_models.py OUTDIR [--bench]
 Writes OUTDIR/yolov5.onnx  ([1, N, 85]: cx cy w h obj classes..., obj = 0.9)
        OUTDIR/yolov8.onnx  ([1, 84, N]: cx cy w h classes...)
        OUTDIR/tiny.cfg + OUTDIR/tiny.weights (Darknet, one [yolo] layer)
+With --bench also yolov5_640.onnx and yolov8_640.onnx (640 input, 32-pixel
+cells), the input size of real exports, for the benchmark.
 """
 import os
 import struct
@@ -132,13 +134,16 @@ num=1
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: gen_models.py OUTDIR")
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] != "--bench"):
+        sys.exit("usage: gen_models.py OUTDIR [--bench]")
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     onnx_model("v5", 128, 16, os.path.join(out, "yolov5.onnx"))
     onnx_model("v8", 160, 32, os.path.join(out, "yolov8.onnx"))
     darknet_model(64, 16, os.path.join(out, "tiny.cfg"), os.path.join(out, "tiny.weights"))
+    if len(sys.argv) == 3:
+        onnx_model("v5", 640, 32, os.path.join(out, "yolov5_640.onnx"))
+        onnx_model("v8", 640, 32, os.path.join(out, "yolov8_640.onnx"))
 
 
 if __name__ == "__main__":
