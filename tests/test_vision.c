@@ -9,7 +9,7 @@
 #include "vision/track.h"
 #include "vision/yolo.h"
 
-#include "../tests/vision/fixtures.h"
+#include "tests/vision/fixtures.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -28,14 +28,14 @@ static const fx_model fx_models[] = {
     {"tiny.cfg", "darknet", 64, 16, 1},
 };
 
-static float fx_sigmoid(float x)
+static inline float fx_sigmoid(float x)
 {
     return 1.0f / (1.0f + expf(-x));
 }
 
 /* The confidence MODEL gives a block whose own channel is V (0..1) and the
  * others 0. */
-static float fx_expected_conf(const fx_model *m, float v)
+static inline float fx_expected_conf(const fx_model *m, float v)
 {
     if (strcmp(m->layout, "yolov5") == 0) return 0.9f * v;
     if (strcmp(m->layout, "yolov8") == 0) return v;
@@ -63,14 +63,14 @@ static char *fx_make_models(int bench)
     return dir;
 }
 
-static void fx_remove_dir(const char *dir)
+static inline void fx_remove_dir(const char *dir)
 {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static vision_frame fx_frame(int w, int h, int r, int g, int b)
+static inline vision_frame fx_frame(int w, int h, int r, int g, int b)
 {
     vision_frame f = {.w = w, .h = h, .stride = w * 3};
     f.bgr = malloc((size_t)w * (size_t)h * 3);
@@ -82,7 +82,7 @@ static vision_frame fx_frame(int w, int h, int r, int g, int b)
     return f;
 }
 
-static void fx_block(vision_frame *f, int x0, int y0, int x1, int y1, int r, int g, int b)
+static inline void fx_block(vision_frame *f, int x0, int y0, int x1, int y1, int r, int g, int b)
 {
     for (int y = y0 < 0 ? 0 : y0; y < y1 && y < f->h; y++)
         for (int x = x0 < 0 ? 0 : x0; x < x1 && x < f->w; x++) {
