@@ -172,26 +172,22 @@ extern "C" int vision_letterbox_frame(const vision_frame *f, int in_w, int in_h,
             small = frame_mat(f);
         else
             cv::resize(frame_mat(f), small, cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
-        /* Planar RGB floats; the padding is the grey YOLO was trained with. */
-        const float grey = 114.0f / 255.0f, k = 1.0f / 255.0f;
-        size_t plane = (size_t)in_w * (size_t)in_h;
-        float *r = blob, *g = blob + plane, *b = blob + 2 * plane;
-        for (int y = 0; y < in_h; y++) {
-            size_t row = (size_t)y * (size_t)in_w;
-            int sy_ = y - lb->pad_y;
-            if (sy_ < 0 || sy_ >= nh) {
-                for (int x = 0; x < in_w; x++) r[row + x] = g[row + x] = b[row + x] = grey;
-                continue;
-            }
-            const unsigned char *p = small.ptr(sy_);
-            int x = 0;
-            for (; x < lb->pad_x; x++) r[row + x] = g[row + x] = b[row + x] = grey;
-            for (int i = 0; i < nw; i++, x++, p += 3) {
-                b[row + x] = p[0] * k;
-                g[row + x] = p[1] * k;
-                r[row + x] = p[2] * k;
-            }
-            for (; x < in_w; x++) r[row + x] = g[row + x] = b[row + x] = grey;
+        /* Planar RGB floats; the padding is the grey YOLO was trained with.
+         * split + convertTo are vectorised, which a per-pixel loop is not. */
+        cv::Mat bgr[3];
+        cv::split(small, bgr);
+        const cv::Scalar grey(114.0 / 255.0);
+        cv::Rect image(lb->pad_x, lb->pad_y, nw, nh);
+        for (int c = 0; c < 3; c++) {
+            cv::Mat plane(in_h, in_w, CV_32F, blob + (size_t)c * (size_t)in_w * (size_t)in_h);
+            if (image.y > 0) plane(cv::Rect(0, 0, in_w, image.y)).setTo(grey);
+            if (image.y + nh < in_h)
+                plane(cv::Rect(0, image.y + nh, in_w, in_h - image.y - nh)).setTo(grey);
+            if (image.x > 0) plane(cv::Rect(0, image.y, image.x, nh)).setTo(grey);
+            if (image.x + nw < in_w)
+                plane(cv::Rect(image.x + nw, image.y, in_w - image.x - nw, nh)).setTo(grey);
+            cv::Mat roi = plane(image);
+            bgr[2 - c].convertTo(roi, CV_32F, 1.0 / 255.0);
         }
         return 0;
     } catch (const cv::Exception &e) {

@@ -101,6 +101,32 @@ static int best_class(const float *s, int nc, size_t step, float *score)
     return best;
 }
 
+/* YOLOv8 output is feature-major: score of class c for prediction i is at
+ * d[(4 + c) * n + i]. Walking it class by class keeps the reads sequential;
+ * going prediction by prediction would stride through memory 80 times. */
+static int decode_v8(const float *d, int n, int nc, const vision_letterbox *lb, int fw, int fh,
+                     float conf, vision_boxes *out)
+{
+    float *best = malloc((size_t)n * sizeof *best);
+    if (!best) return -1;
+    /* First only the best score (a branch-free loop the compiler can
+     * vectorise), then the class of the few predictions that pass. */
+    memcpy(best, d + (size_t)4 * (size_t)n, (size_t)n * sizeof *best);
+    for (int c = 1; c < nc; c++) {
+        const float *s = d + (size_t)(4 + c) * (size_t)n;
+        for (int i = 0; i < n; i++) best[i] = s[i] > best[i] ? s[i] : best[i];
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (best[i] < conf) continue;
+        float score;
+        int c = best_class(d + (size_t)4 * (size_t)n + (size_t)i, nc, (size_t)n, &score);
+        rc = push_box(out, lb, fw, fh, d[i], d[n + i], d[2 * n + i], d[3 * n + i], score, c);
+    }
+    free(best);
+    return rc;
+}
+
 int vision_yolo_decode(vision_layout layout, const vision_tensor *ts, int nt, int nc,
                        const vision_letterbox *lb, int frame_w, int frame_h, float conf,
                        vision_boxes *out, char *err, size_t errlen)
@@ -110,17 +136,8 @@ int vision_yolo_decode(vision_layout layout, const vision_tensor *ts, int nt, in
         const float *d = ts[t].data;
         if (tensor_matrix(&ts[t], &rows, &cols) != 0) goto shape;
         if (layout == VISION_LAYOUT_V8) {
-            /* Feature-major: feature f of prediction i is d[f * cols + i]. */
             if (rows != 4 + nc) goto shape;
-            for (int i = 0; i < cols; i++) {
-                float score;
-                int c = best_class(d + (size_t)4 * (size_t)cols + (size_t)i, nc, (size_t)cols,
-                                   &score);
-                if (score < conf) continue;
-                if (push_box(out, lb, frame_w, frame_h, d[i], d[cols + i], d[2 * cols + i],
-                             d[3 * cols + i], score, c) != 0)
-                    goto oom;
-            }
+            if (decode_v8(d, cols, nc, lb, frame_w, frame_h, conf, out) != 0) goto oom;
             continue;
         }
         if (cols != 5 + nc) goto shape;
