@@ -34,8 +34,8 @@ static vision_detector *load(const fx_model *m, float conf, float nms)
 {
     char path[700], err[512];
     snprintf(path, sizeof path, "%s/%s", models, m->file);
-    vision_detector_config cfg = {.kind = VISION_DETECTOR_YOLO, .model = path, .conf = conf,
-                                  .nms = nms};
+    vision_detector_config cfg = {
+        .kind = VISION_DETECTOR_YOLO, .model = path, .conf = conf, .nms = nms};
     vision_detector *d = vision_detector_new(&cfg, err, sizeof err);
     CHECK(d != NULL, "%s: %s", m->file, err);
     return d;
@@ -55,10 +55,10 @@ static placed place(const fx_model *m, vision_frame *f, int col, int row, int r,
     placed p = {(float)(col * m->cell - pad_x) / scale, (float)(row * m->cell - pad_y) / scale,
                 (float)((col + 1) * m->cell - pad_x) / scale,
                 (float)((row + 1) * m->cell - pad_y) / scale};
-    CHECK(p.x0 >= 0 && p.y0 >= 0 && p.x1 <= f->w && p.y1 <= f->h, "cell %d,%d off the image",
-          col, row);
-    fx_block(f, (int)lroundf(p.x0), (int)lroundf(p.y0), (int)lroundf(p.x1), (int)lroundf(p.y1),
-             r, g, b);
+    CHECK(p.x0 >= 0 && p.y0 >= 0 && p.x1 <= f->w && p.y1 <= f->h, "cell %d,%d off the image", col,
+          row);
+    fx_block(f, (int)lroundf(p.x0), (int)lroundf(p.y0), (int)lroundf(p.x1), (int)lroundf(p.y1), r,
+             g, b);
     return p;
 }
 
@@ -111,7 +111,8 @@ static void test_layout_and_boxes(const fx_model *m)
     expect(what, o, n, &f, "apple", red, "red", fx_expected_conf(m, 200 / 255.f), 0.01f);
     expect(what, o, n, &f, "broccoli", green, "green", fx_expected_conf(m, 220 / 255.f), 0.01f);
     expect(what, o, n, &f, "car", blue, "blue", fx_expected_conf(m, 240 / 255.f), 0.01f);
-    for (int i = 1; i < n; i++) CHECK(o[i - 1].conf >= o[i].conf, "%s: not best first", what);
+    for (int i = 1; i < n; i++)
+        CHECK(o[i - 1].conf >= o[i].conf, "%s: not best first", what);
     vision_frame_clear(&f);
 
     /* Wide and twice the model size: scaled down by 2, padded top and bottom. */
@@ -168,7 +169,9 @@ static void test_nms(const fx_model *m)
     vision_frame_clear(&f);
 
     /* The same through vision_nms directly: other classes never suppress. */
-    vision_box b[4] = {{0, 0, 10, 10, 0.9f, 1}, {1, 1, 11, 11, 0.8f, 1}, {1, 1, 11, 11, 0.7f, 2},
+    vision_box b[4] = {{0, 0, 10, 10, 0.9f, 1},
+                       {1, 1, 11, 11, 0.8f, 1},
+                       {1, 1, 11, 11, 0.7f, 2},
                        {20, 20, 30, 30, 0.6f, 1}};
     CHECK(vision_nms(b, 4, 0.45f) == 3, "vision_nms");
     CHECK(b[0].score == 0.9f && b[1].cls == 2 && b[2].x0 == 20, "vision_nms keeps the best");
@@ -207,8 +210,8 @@ static void test_layout_detection(void)
     CHECK(vision_yolo_layout(&v8, 80, &l, &nc, err, sizeof err) == 0 && l == VISION_LAYOUT_V8 &&
               nc == 80,
           "v8 shape");
-    CHECK(vision_yolo_layout(&custom, 0, &l, &nc, err, sizeof err) == 0 &&
-              l == VISION_LAYOUT_V8 && nc == 2,
+    CHECK(vision_yolo_layout(&custom, 0, &l, &nc, err, sizeof err) == 0 && l == VISION_LAYOUT_V8 &&
+              nc == 2,
           "v8 shape with two classes");
     CHECK(vision_yolo_layout(&odd, 80, &l, &nc, err, sizeof err) == -1 &&
               strstr(err, "neither") != NULL,
@@ -221,15 +224,15 @@ static void test_colors(void)
         int r, g, b;
         const char *name;
     } cases[] = {
-        {220, 30, 30, "red"},     {255, 140, 0, "orange"},  {240, 220, 30, "yellow"},
-        {30, 180, 40, "green"},   {30, 60, 220, "blue"},    {140, 40, 200, "purple"},
-        {255, 105, 180, "pink"},  {120, 70, 20, "brown"},   {10, 10, 10, "black"},
-        {245, 245, 245, "white"}, {128, 128, 128, "gray"},  {0, 200, 200, "blue"},
+        {220, 30, 30, "red"},     {255, 140, 0, "orange"}, {240, 220, 30, "yellow"},
+        {30, 180, 40, "green"},   {30, 60, 220, "blue"},   {140, 40, 200, "purple"},
+        {255, 105, 180, "pink"},  {120, 70, 20, "brown"},  {10, 10, 10, "black"},
+        {245, 245, 245, "white"}, {128, 128, 128, "gray"}, {0, 200, 200, "blue"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *got = vision_color_of_rgb(cases[i].r, cases[i].g, cases[i].b);
-        CHECK(strcmp(got, cases[i].name) == 0, "(%d,%d,%d) is %s, want %s", cases[i].r,
-              cases[i].g, cases[i].b, got, cases[i].name);
+        CHECK(strcmp(got, cases[i].name) == 0, "(%d,%d,%d) is %s, want %s", cases[i].r, cases[i].g,
+              cases[i].b, got, cases[i].name);
     }
     /* The middle of the box decides, not the background around it. */
     vision_frame f = fx_frame(100, 100, 255, 255, 255);
@@ -356,8 +359,8 @@ static void expect_load_error(const char *model, const char *weights, const char
                               const char *want)
 {
     char err[512] = "";
-    vision_detector_config cfg = {.kind = VISION_DETECTOR_YOLO, .model = model,
-                                  .weights = weights, .names = names};
+    vision_detector_config cfg = {
+        .kind = VISION_DETECTOR_YOLO, .model = model, .weights = weights, .names = names};
     vision_detector *d = vision_detector_new(&cfg, err, sizeof err);
     CHECK(d == NULL && strstr(err, want) != NULL, "%s: got '%s', want '%s'", model ? model : "-",
           err, want);
@@ -408,8 +411,7 @@ static void test_names_file(void)
     snprintf(path, sizeof path, "%s/few.names", models);
     write_file(path, "first thing\n\nsecond\n");
     vision_names names;
-    CHECK(vision_names_load(&names, path, err, sizeof err) == 0 && names.n == 2, "names: %s",
-          err);
+    CHECK(vision_names_load(&names, path, err, sizeof err) == 0 && names.n == 2, "names: %s", err);
     char buf[32];
     CHECK(strcmp(vision_names_get(&names, 0, buf, sizeof buf), "first_thing") == 0, "name 0");
     CHECK(strcmp(vision_names_get(&names, 47, buf, sizeof buf), "class_47") == 0, "name 47");

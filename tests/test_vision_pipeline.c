@@ -73,17 +73,16 @@ static void test_still_image(void)
     int n = vision_pipeline_observe(p, obj, VISION_MAX_OBJECTS, err, sizeof err);
     CHECK(n == 1, "observe: %d (%s)", n, err);
     if (n == 1) {
-        CHECK(strcmp(obj[0].name, "apple_1") == 0 && strcmp(obj[0].color, "red") == 0,
-              "%s %s", obj[0].name, obj[0].color);
-        CHECK(fabsf(obj[0].x - 0.3125f) < 0.01f && fabsf(obj[0].y - 0.375f) < 0.01f,
-              "at %.3f,%.3f", obj[0].x, obj[0].y);
+        CHECK(strcmp(obj[0].name, "apple_1") == 0 && strcmp(obj[0].color, "red") == 0, "%s %s",
+              obj[0].name, obj[0].color);
+        CHECK(fabsf(obj[0].x - 0.3125f) < 0.01f && fabsf(obj[0].y - 0.375f) < 0.01f, "at %.3f,%.3f",
+              obj[0].x, obj[0].y);
     }
     for (int k = 0; k < 3; k++) {
         vision_pipeline_motion_ended(p);
         double mark = vision_now_ms();
         n = vision_pipeline_observe_at(p, obj, VISION_MAX_OBJECTS, &t, err, sizeof err);
-        CHECK(n == 1 && strcmp(obj[0].name, "apple_1") == 0, "after motion %d: %d (%s)", k, n,
-              err);
+        CHECK(n == 1 && strcmp(obj[0].name, "apple_1") == 0, "after motion %d: %d (%s)", k, n, err);
         CHECK(t >= mark - 0.01, "after motion %d: frame from %.1f ms before the motion ended", k,
               mark - t);
     }
@@ -116,7 +115,8 @@ static void test_video(void)
         fx_block(&frames[k], x, 48, x + 16, 64, 0, 200, 0);
     }
     int w = vision_video_write(path, frames, FRAMES, 24, err, sizeof err);
-    for (int k = 0; k < FRAMES; k++) vision_frame_clear(&frames[k]);
+    for (int k = 0; k < FRAMES; k++)
+        vision_frame_clear(&frames[k]);
     CHECK(w == 0, "write video: %s", err);
     if (w != 0) return;
 
@@ -214,8 +214,8 @@ static void test_sim(void)
 
     vision_detector *d = vision_detector_from_observe(fake_sim, &mode, err, sizeof err);
     mode = 0;
-    CHECK(d && !vision_detector_needs_frames(d) && vision_detector_run(d, NULL, obj, 8, err,
-                                                                       sizeof err) == 2,
+    CHECK(d && !vision_detector_needs_frames(d) &&
+              vision_detector_run(d, NULL, obj, 8, err, sizeof err) == 2,
           "sim detector");
     vision_detector_free(d);
 }

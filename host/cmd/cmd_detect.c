@@ -70,7 +70,8 @@ int cmd_detect(int argc, char **argv)
     }
     if (!vo.detector_given) return cli_usage_error("detect", "--detector yolo|hog is required");
     if (vo.det.kind == VISION_DETECTOR_SIM)
-        return cli_usage_error("detect", "the sim detector sees scenes, not images: use yolo or hog");
+        return cli_usage_error("detect",
+                               "the sim detector sees scenes, not images: use yolo or hog");
     if (vision_options_check(&vo, err, sizeof err) != 0)
         return cli_usage_error("detect", "%s", err);
     if (optind >= argc) return cli_usage_error("detect", "no image given");

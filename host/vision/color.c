@@ -2,12 +2,23 @@
 
 #include <string.h>
 
-enum { C_RED, C_ORANGE, C_YELLOW, C_GREEN, C_BLUE, C_PURPLE, C_PINK, C_BROWN, C_BLACK,
-       C_WHITE, C_GRAY, C_COUNT };
+enum {
+    C_RED,
+    C_ORANGE,
+    C_YELLOW,
+    C_GREEN,
+    C_BLUE,
+    C_PURPLE,
+    C_PINK,
+    C_BROWN,
+    C_BLACK,
+    C_WHITE,
+    C_GRAY,
+    C_COUNT
+};
 
-static const char *const palette[C_COUNT] = {"red",    "orange", "yellow", "green",
-                                             "blue",   "purple", "pink",   "brown",
-                                             "black",  "white",  "gray"};
+static const char *const palette[C_COUNT] = {"red",  "orange", "yellow", "green", "blue", "purple",
+                                             "pink", "brown",  "black",  "white", "gray"};
 
 /* Hue, saturation and value thresholds chosen for names people use: dark
  * oranges read as brown, pale reds as pink, washed-out colours as gray. */

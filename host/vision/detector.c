@@ -36,10 +36,14 @@ double vision_now_ms(void)
 
 int vision_detector_kind_parse(const char *s, vision_detector_kind *kind)
 {
-    if (strcmp(s, "yolo") == 0) *kind = VISION_DETECTOR_YOLO;
-    else if (strcmp(s, "hog") == 0) *kind = VISION_DETECTOR_HOG;
-    else if (strcmp(s, "sim") == 0) *kind = VISION_DETECTOR_SIM;
-    else return -1;
+    if (strcmp(s, "yolo") == 0)
+        *kind = VISION_DETECTOR_YOLO;
+    else if (strcmp(s, "hog") == 0)
+        *kind = VISION_DETECTOR_HOG;
+    else if (strcmp(s, "sim") == 0)
+        *kind = VISION_DETECTOR_SIM;
+    else
+        return -1;
     return 0;
 }
 
@@ -70,7 +74,8 @@ static void darknet_input_size(const char *cfg, int *w, int *h)
     bool in_net = false;
     while (fgets(line, sizeof line, f)) {
         char *s = line;
-        while (*s == ' ' || *s == '\t') s++;
+        while (*s == ' ' || *s == '\t')
+            s++;
         if (*s == '[') {
             if (in_net) break;
             in_net = strncmp(s, "[net]", 5) == 0 || strncmp(s, "[network]", 9) == 0;
@@ -123,7 +128,8 @@ static int yolo_open(vision_detector *d, const vision_detector_config *cfg, char
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < (size_t)w * (size_t)h * 3; i++) d->blob[i] = 114.0f / 255.0f;
+    for (size_t i = 0; i < (size_t)w * (size_t)h * 3; i++)
+        d->blob[i] = 114.0f / 255.0f;
     vision_tensor outs[MAX_OUTPUTS];
     char why[256];
     int n = vision_net_forward(d->net, d->blob, w, h, outs, MAX_OUTPUTS, why, sizeof why);
@@ -166,8 +172,7 @@ vision_detector *vision_detector_new(const vision_detector_config *cfg, char *er
         d->observe = cfg->observe;
         d->observe_ud = cfg->observe_ud;
         return d;
-    case VISION_DETECTOR_HOG:
-        return d;
+    case VISION_DETECTOR_HOG: return d;
     case VISION_DETECTOR_YOLO:
         if (vision_names_load(&d->names, cfg->names, err, errlen) != 0) goto fail;
         if (yolo_open(d, cfg, err, errlen) != 0) goto fail;

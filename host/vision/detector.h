@@ -31,17 +31,16 @@ typedef enum vision_detector_kind {
 } vision_detector_kind;
 
 /* An observe-style callback (the shape of skill_ctx.observe). */
-typedef int (*vision_observe_fn)(void *ud, vision_object *out, int max, char *err,
-                                 size_t errlen);
+typedef int (*vision_observe_fn)(void *ud, vision_object *out, int max, char *err, size_t errlen);
 
 typedef struct vision_detector_config {
     vision_detector_kind kind;
-    const char *model;   /* yolo: .onnx, or a Darknet .cfg (or its .weights) */
-    const char *weights; /* Darknet weights; NULL: the .cfg's name with .weights */
-    const char *names;   /* class names file; NULL: COCO */
-    float conf;          /* confidence threshold; 0: 0.25 */
-    float nms;           /* NMS IoU threshold; 0: 0.45 */
-    int input_size;      /* network input side; 0: what the model says, else 640 */
+    const char *model;         /* yolo: .onnx, or a Darknet .cfg (or its .weights) */
+    const char *weights;       /* Darknet weights; NULL: the .cfg's name with .weights */
+    const char *names;         /* class names file; NULL: COCO */
+    float conf;                /* confidence threshold; 0: 0.25 */
+    float nms;                 /* NMS IoU threshold; 0: 0.45 */
+    int input_size;            /* network input side; 0: what the model says, else 640 */
     vision_observe_fn observe; /* sim */
     void *observe_ud;
 } vision_detector_config;

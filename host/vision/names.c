@@ -6,27 +6,39 @@
 #include <string.h>
 
 const char *const vision_coco_names[VISION_COCO_CLASSES] = {
-    "person",        "bicycle",      "car",           "motorcycle",    "airplane",
-    "bus",           "train",        "truck",         "boat",          "traffic_light",
-    "fire_hydrant",  "stop_sign",    "parking_meter", "bench",         "bird",
-    "cat",           "dog",          "horse",         "sheep",         "cow",
-    "elephant",      "bear",         "zebra",         "giraffe",       "backpack",
-    "umbrella",      "handbag",      "tie",           "suitcase",      "frisbee",
-    "skis",          "snowboard",    "sports_ball",   "kite",          "baseball_bat",
-    "baseball_glove", "skateboard",  "surfboard",     "tennis_racket", "bottle",
-    "wine_glass",    "cup",          "fork",          "knife",         "spoon",
-    "bowl",          "banana",       "apple",         "sandwich",      "orange",
-    "broccoli",      "carrot",       "hot_dog",       "pizza",         "donut",
-    "cake",          "chair",        "couch",         "potted_plant",  "bed",
-    "dining_table",  "toilet",       "tv",            "laptop",        "mouse",
-    "remote",        "keyboard",     "cell_phone",    "microwave",     "oven",
-    "toaster",       "sink",         "refrigerator",  "book",          "clock",
-    "vase",          "scissors",     "teddy_bear",    "hair_drier",    "toothbrush",
+    "person",        "bicycle",      "car",
+    "motorcycle",    "airplane",     "bus",
+    "train",         "truck",        "boat",
+    "traffic_light", "fire_hydrant", "stop_sign",
+    "parking_meter", "bench",        "bird",
+    "cat",           "dog",          "horse",
+    "sheep",         "cow",          "elephant",
+    "bear",          "zebra",        "giraffe",
+    "backpack",      "umbrella",     "handbag",
+    "tie",           "suitcase",     "frisbee",
+    "skis",          "snowboard",    "sports_ball",
+    "kite",          "baseball_bat", "baseball_glove",
+    "skateboard",    "surfboard",    "tennis_racket",
+    "bottle",        "wine_glass",   "cup",
+    "fork",          "knife",        "spoon",
+    "bowl",          "banana",       "apple",
+    "sandwich",      "orange",       "broccoli",
+    "carrot",        "hot_dog",      "pizza",
+    "donut",         "cake",         "chair",
+    "couch",         "potted_plant", "bed",
+    "dining_table",  "toilet",       "tv",
+    "laptop",        "mouse",        "remote",
+    "keyboard",      "cell_phone",   "microwave",
+    "oven",          "toaster",      "sink",
+    "refrigerator",  "book",         "clock",
+    "vase",          "scissors",     "teddy_bear",
+    "hair_drier",    "toothbrush",
 };
 
 void vision_names_free(vision_names *names)
 {
-    for (int i = 0; i < names->n && names->v; i++) free(names->v[i]);
+    for (int i = 0; i < names->n && names->v; i++)
+        free(names->v[i]);
     free(names->v);
     names->v = NULL;
     names->n = 0;
@@ -48,9 +60,11 @@ int vision_names_load(vision_names *names, const char *path, char *err, size_t e
     while (fgets(line, sizeof line, f)) {
         size_t len = strcspn(line, "\r\n");
         line[len] = '\0';
-        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = '\0';
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = '\0';
         char *s = line;
-        while (*s == ' ' || *s == '\t') s++;
+        while (*s == ' ' || *s == '\t')
+            s++;
         if (!*s) continue;
         for (char *p = s; *p; p++)
             if (*p == ' ' || *p == '\t') *p = '_';

@@ -31,7 +31,8 @@ static void set_err(char *err, size_t errlen, const char *fmt, const char *a, co
 static std::string short_reason(const cv::Exception &e)
 {
     std::string m = e.err.empty() ? e.what() : e.err;
-    while (!m.empty() && isspace((unsigned char)m.back())) m.pop_back();
+    while (!m.empty() && isspace((unsigned char)m.back()))
+        m.pop_back();
     return m;
 }
 
@@ -220,8 +221,8 @@ extern "C" vision_net *vision_net_load(const char *model, const char *weights, c
         return NULL;
     }
     try {
-        n->net = weights ? cv::dnn::readNetFromDarknet(model, weights)
-                         : cv::dnn::readNetFromONNX(model);
+        n->net =
+            weights ? cv::dnn::readNetFromDarknet(model, weights) : cv::dnn::readNetFromONNX(model);
         if (n->net.empty()) {
             set_err(err, errlen, "%s: OpenCV loaded no layers from the model%s", model, "");
             delete n;
@@ -254,7 +255,8 @@ extern "C" int vision_net_forward(vision_net *n, const float *blob, int in_w, in
             if (!m.isContinuous()) m = m.clone();
             vision_tensor *t = &outs[k++];
             t->ndims = m.dims < 4 ? m.dims : 4;
-            for (int d = 0; d < t->ndims; d++) t->dims[d] = m.size[d];
+            for (int d = 0; d < t->ndims; d++)
+                t->dims[d] = m.size[d];
             t->data = (const float *)m.data;
         }
         return k;
@@ -335,7 +337,9 @@ extern "C" vision_capture *vision_capture_open(const char *uri, char *err, size_
         bool ok = cam >= 0 ? c->cap.open(cam) : c->cap.open(uri, cv::CAP_FFMPEG);
         if (!ok || !c->cap.isOpened()) {
             set_err(err, errlen, "%s: cannot open %s", uri,
-                    cam >= 0 ? "camera" : stream ? "stream" : "video (not a video file?)");
+                    cam >= 0 ? "camera"
+                    : stream ? "stream"
+                             : "video (not a video file?)");
             delete c;
             return NULL;
         }
@@ -391,7 +395,8 @@ extern "C" int vision_video_write(const char *path, const vision_frame *frames, 
             set_err(err, errlen, "%s: cannot write video%s", path, "");
             return -1;
         }
-        for (int i = 0; i < n; i++) w.write(frame_mat(&frames[i]));
+        for (int i = 0; i < n; i++)
+            w.write(frame_mat(&frames[i]));
         return 0;
     } catch (const cv::Exception &e) {
         set_err(err, errlen, "%s: %s", path, short_reason(e).c_str());

@@ -65,8 +65,8 @@ vision_net *vision_net_load(const char *model, const char *weights, char *err, s
 
 /* Runs the net on a letterboxed BLOB of IN_W x IN_H. Fills up to MAX output
  * tensors and returns how many, or -1 with a message. */
-int vision_net_forward(vision_net *net, const float *blob, int in_w, int in_h,
-                       vision_tensor *outs, int max, char *err, size_t errlen);
+int vision_net_forward(vision_net *net, const float *blob, int in_w, int in_h, vision_tensor *outs,
+                       int max, char *err, size_t errlen);
 
 void vision_net_free(vision_net *net);
 
@@ -79,8 +79,7 @@ typedef struct vision_box {
 
 /* OpenCV's default HOG people detector over F. Fills up to MAX boxes (class
  * 0) with score = SVM margin, returns how many, or -1 with a message. */
-int vision_hog_detect(const vision_frame *f, vision_box *out, int max, char *err,
-                      size_t errlen);
+int vision_hog_detect(const vision_frame *f, vision_box *out, int max, char *err, size_t errlen);
 
 /* A video file, webcam ("webcam:N" or a bare index) or network stream
  * ("udp://..." etc., through FFmpeg). */

@@ -72,11 +72,13 @@ int vision_options_check(const vision_options *o, char *err, size_t errlen)
         return -1;
     }
     if (o->det.kind != VISION_DETECTOR_YOLO && (o->det.model || o->det.weights || o->det.names)) {
-        snprintf(err, errlen, "a model, weights or names file only makes sense with --detector yolo");
+        snprintf(err, errlen,
+                 "a model, weights or names file only makes sense with --detector yolo");
         return -1;
     }
     if (o->det.kind == VISION_DETECTOR_SIM && o->source) {
-        snprintf(err, errlen, "--source needs --detector yolo or hog (sim sees the simulated world)");
+        snprintf(err, errlen,
+                 "--source needs --detector yolo or hog (sim sees the simulated world)");
         return -1;
     }
     if (o->source && !*o->source) {

@@ -42,36 +42,45 @@ enum {
         {"names", required_argument, 0, VISION_OPT_NAMES},                                         \
         {"conf", required_argument, 0, VISION_OPT_CONF},                                           \
         {"nms", required_argument, 0, VISION_OPT_NMS},                                             \
-        {"input-size", required_argument, 0, VISION_OPT_INPUT_SIZE}
+    {                                                                                              \
+        "input-size", required_argument, 0, VISION_OPT_INPUT_SIZE                                  \
+    }
 
 /* For getopt_long tables: `aloft detect` and `aloft run`. */
-#define VISION_DETECT_OPTIONS VISION_COMMON_OPTIONS, {"model", required_argument, 0, VISION_OPT_MODEL}
+#define VISION_DETECT_OPTIONS                                                                      \
+    VISION_COMMON_OPTIONS,                                                                         \
+    {                                                                                              \
+        "model", required_argument, 0, VISION_OPT_MODEL                                            \
+    }
 #define VISION_RUN_OPTIONS                                                                         \
     VISION_COMMON_OPTIONS, {"detector-model", required_argument, 0, VISION_OPT_MODEL},             \
         {"source", required_argument, 0, VISION_OPT_SOURCE},                                       \
-        {"frame-timeout-ms", required_argument, 0, VISION_OPT_FRAME_TIMEOUT}
+    {                                                                                              \
+        "frame-timeout-ms", required_argument, 0, VISION_OPT_FRAME_TIMEOUT                         \
+    }
 
 /* Help text lines for the options above. */
 #define VISION_DETECT_HELP                                                                         \
     "  --detector yolo|hog   detector (yolo needs --model)\n"                                      \
-    "  --model FILE          .onnx (YOLOv5/v8 layout) or Darknet .cfg/.weights\n"                 \
-    "  --weights FILE        Darknet weights when not beside the .cfg\n"                          \
-    "  --names FILE          class names, one a line (default: the 80 COCO classes)\n"            \
-    "  --conf X              confidence threshold (default 0.25)\n"                               \
-    "  --nms X               NMS IoU threshold (default 0.45)\n"                                  \
+    "  --model FILE          .onnx (YOLOv5/v8 layout) or Darknet .cfg/.weights\n"                  \
+    "  --weights FILE        Darknet weights when not beside the .cfg\n"                           \
+    "  --names FILE          class names, one a line (default: the 80 COCO classes)\n"             \
+    "  --conf X              confidence threshold (default 0.25)\n"                                \
+    "  --nms X               NMS IoU threshold (default 0.45)\n"                                   \
     "  --input-size N        network input side if the model does not fix it (default 640)\n"
 #define VISION_RUN_HELP                                                                            \
     "  --detector yolo|hog|sim  the mission's eyes (default sim)\n"                                \
-    "  --detector-model FILE    yolo model: .onnx or Darknet .cfg/.weights\n"                     \
-    "  --weights FILE, --names FILE, --conf X, --nms X, --input-size N  as for detect\n"          \
-    "  --source SRC             camera: image/video file, webcam:N, udp://HOST:PORT, tello[:PORT]\n" \
+    "  --detector-model FILE    yolo model: .onnx or Darknet .cfg/.weights\n"                      \
+    "  --weights FILE, --names FILE, --conf X, --nms X, --input-size N  as for detect\n"           \
+    "  --source SRC             camera: image/video file, webcam:N, udp://HOST:PORT, "             \
+    "tello[:PORT]\n"                                                                               \
     "  --frame-timeout-ms N     wait for a fresh frame after a motion (default 5000)\n"
 
 typedef struct vision_options {
     vision_detector_config det; /* kind, model, weights, names, conf, nms, input_size */
     bool detector_given;
-    const char *source;      /* NULL: none (sim), or the Tello stream with --drone tello */
-    int frame_timeout_ms;    /* 0: 5000 */
+    const char *source;   /* NULL: none (sim), or the Tello stream with --drone tello */
+    int frame_timeout_ms; /* 0: 5000 */
 } vision_options;
 
 /* Zero options: sim detector, defaults everywhere. */

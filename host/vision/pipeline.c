@@ -126,7 +126,8 @@ static void *vision_main(void *arg)
     char err[256];
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && !p->slot_full && !p->capture_ended) pthread_cond_wait(&p->cond, &p->mu);
+        while (!p->stop && !p->slot_full && !p->capture_ended)
+            pthread_cond_wait(&p->cond, &p->mu);
         if (p->stop || !p->slot_full) break;
         swap_frames(&work, &p->slot);
         p->slot_full = false;
@@ -162,7 +163,7 @@ static void *vision_main(void *arg)
 
 static bool is_image_path(const char *s)
 {
-    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm",
+    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp",  ".ppm", ".pgm",
                                       ".pnm", ".webp", ".tif", ".tiff", NULL};
     const char *dot = strrchr(s, '.');
     if (!dot || strchr(dot, '/')) return false;
@@ -191,7 +192,8 @@ static int open_source(vision_pipeline *p, const char *source, char *err, size_t
         int r = vision_capture_read(p->cap, &first, why, sizeof why);
         if (r <= 0) {
             vision_frame_clear(&first);
-            snprintf(err, errlen, "%s: %s", source, r < 0 ? why : "no frames (empty or not a video)");
+            snprintf(err, errlen, "%s: %s", source,
+                     r < 0 ? why : "no frames (empty or not a video)");
             return -1;
         }
         /* Files are played in real time; cameras and streams set the pace. */
@@ -289,8 +291,8 @@ int vision_pipeline_observe(void *ud, vision_object *out, int max, char *err, si
     return vision_pipeline_observe_at(ud, out, max, NULL, err, errlen);
 }
 
-int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max,
-                               double *t_capture, char *err, size_t errlen)
+int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max, double *t_capture,
+                               char *err, size_t errlen)
 {
     if (p->sim) return observe_sim(p, out, max, t_capture, err, errlen);
     pthread_mutex_lock(&p->mu);

@@ -46,8 +46,8 @@ int vision_pipeline_observe(void *ud, vision_object *out, int max, char *err, si
 
 /* vision_pipeline_observe, also telling the capture time of the frame the
  * objects come from (T_CAPTURE may be NULL). */
-int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max,
-                               double *t_capture, char *err, size_t errlen);
+int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max, double *t_capture,
+                               char *err, size_t errlen);
 
 /* Records that a drone motion has just ended: later observations must come
  * from frames captured after now. Thread-safe; cheap. */
@@ -61,12 +61,12 @@ int vision_pipeline_latest(vision_pipeline *p, vision_object *out, int max, doub
                            unsigned char **jpeg, size_t *jpeg_len);
 
 typedef struct vision_stats {
-    long captured;     /* frames read from the source */
-    long processed;    /* frames the detector ran on */
-    long dropped;      /* frames replaced by a newer one before processing */
-    double infer_ms;   /* last inference */
+    long captured;      /* frames read from the source */
+    long processed;     /* frames the detector ran on */
+    long dropped;       /* frames replaced by a newer one before processing */
+    double infer_ms;    /* last inference */
     double overhead_ms; /* last letterbox + decode + NMS + colour + tracking */
-    bool ended;        /* the source has no more frames */
+    bool ended;         /* the source has no more frames */
 } vision_stats;
 
 void vision_pipeline_stats(vision_pipeline *p, vision_stats *out);

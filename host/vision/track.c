@@ -46,8 +46,7 @@ void vision_tracker_free(vision_tracker *t)
     free(t);
 }
 
-static float overlap(float ax, float ay, float aw, float ah, float bx, float by, float bw,
-                     float bh)
+static float overlap(float ax, float ay, float aw, float ah, float bx, float by, float bw, float bh)
 {
     float ix = fminf(ax + aw / 2, bx + bw / 2) - fmaxf(ax - aw / 2, bx - bw / 2);
     float iy = fminf(ay + ah / 2, by + bh / 2) - fmaxf(ay - ah / 2, by - bh / 2);
@@ -86,7 +85,8 @@ void vision_tracker_update(vision_tracker *t, vision_object *objs, int n)
     if (n > MAX_OBJ) n = MAX_OBJ;
     int track_of[MAX_OBJ];
     unsigned char used[TRACK_MAX] = {0};
-    for (int i = 0; i < n; i++) track_of[i] = objs[i].name[0] ? -2 : -1;
+    for (int i = 0; i < n; i++)
+        track_of[i] = objs[i].name[0] ? -2 : -1;
 
     /* Greedy matching, best pair first: with a handful of objects per class
      * this gives the same answer as an optimal assignment in practice. */

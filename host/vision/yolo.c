@@ -18,7 +18,8 @@ const char *vision_layout_name(vision_layout l)
 static int tensor_matrix(const vision_tensor *t, int *rows, int *cols)
 {
     int d = 0;
-    while (d < t->ndims - 2 && t->dims[d] == 1) d++;
+    while (d < t->ndims - 2 && t->dims[d] == 1)
+        d++;
     if (t->ndims - d != 2) return -1;
     *rows = t->dims[d];
     *cols = t->dims[d + 1];
@@ -114,7 +115,8 @@ static int decode_v8(const float *d, int n, int nc, const vision_letterbox *lb, 
     memcpy(best, d + (size_t)4 * (size_t)n, (size_t)n * sizeof *best);
     for (int c = 1; c < nc; c++) {
         const float *s = d + (size_t)(4 + c) * (size_t)n;
-        for (int i = 0; i < n; i++) best[i] = s[i] > best[i] ? s[i] : best[i];
+        for (int i = 0; i < n; i++)
+            best[i] = s[i] > best[i] ? s[i] : best[i];
     }
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
@@ -157,8 +159,9 @@ int vision_yolo_decode(vision_layout layout, const vision_tensor *ts, int nt, in
     }
     return 0;
 shape:
-    if (errlen) snprintf(err, errlen, "model output does not fit the %s layout with %d classes",
-                         vision_layout_name(layout), nc);
+    if (errlen)
+        snprintf(err, errlen, "model output does not fit the %s layout with %d classes",
+                 vision_layout_name(layout), nc);
     return -1;
 oom:
     if (errlen) snprintf(err, errlen, "out of memory");
@@ -183,6 +186,7 @@ static int by_score_desc(const void *pa, const void *pb)
 
 int vision_nms(vision_box *boxes, int n, float iou)
 {
+    if (n <= 1) return n < 0 ? 0 : n;
     qsort(boxes, (size_t)n, sizeof *boxes, by_score_desc);
     int kept = 0;
     for (int i = 0; i < n; i++) {

@@ -48,24 +48,30 @@ static float *fake_output(vision_layout l, int rows, int nc, vision_tensor *t)
     for (int i = 0; i < rows; i++)
         for (int k = 0; k < feats; k++) {
             float v = (float)rand() / (float)RAND_MAX;
-            if (k < 4) v *= 640;
-            else v *= 0.05f;
-            if (l == VISION_LAYOUT_V5) d[(size_t)i * feats + k] = v;
-            else d[(size_t)k * rows + i] = v;
+            if (k < 4)
+                v *= 640;
+            else
+                v *= 0.05f;
+            if (l == VISION_LAYOUT_V5)
+                d[(size_t)i * feats + k] = v;
+            else
+                d[(size_t)k * rows + i] = v;
         }
     for (int o = 0; o < 12; o++)
         for (int j = 0; j < 3; j++) {
             int i = (o * 997 + j * 131) % rows, off = l == VISION_LAYOUT_V5 ? 5 : 4;
             float vals[6] = {60.0f + 45 * o + j, 100.0f + 30 * o, 80.0f + j * 2, 90.0f, 0.95f,
                              0.9f - 0.1f * j};
-            for (int k = 0; k < 4; k++) vals[k] = vals[k];
+            for (int k = 0; k < 4; k++)
+                vals[k] = vals[k];
             float *row = NULL;
             if (l == VISION_LAYOUT_V5) {
                 row = d + (size_t)i * feats;
                 memcpy(row, vals, 5 * sizeof *row);
                 row[off + o * 5] = vals[5];
             } else {
-                for (int k = 0; k < 4; k++) d[(size_t)k * rows + i] = vals[k];
+                for (int k = 0; k < 4; k++)
+                    d[(size_t)k * rows + i] = vals[k];
                 d[(size_t)(off + o * 5) * rows + i] = vals[5];
             }
         }
@@ -108,9 +114,9 @@ static void post_stages(vision_layout l, int rows, const vision_frame *f, stage 
             objs[i].y = (boxes.v[i].y0 + boxes.v[i].y1) / 2 / f->h;
             objs[i].w = (boxes.v[i].x1 - boxes.v[i].x0) / f->w;
             objs[i].h = (boxes.v[i].y1 - boxes.v[i].y0) / f->h;
-            snprintf(objs[i].color, sizeof objs[i].color, "%s",
-                     vision_color_of_box(f, boxes.v[i].x0, boxes.v[i].y0, boxes.v[i].x1,
-                                         boxes.v[i].y1));
+            snprintf(
+                objs[i].color, sizeof objs[i].color, "%s",
+                vision_color_of_box(f, boxes.v[i].x0, boxes.v[i].y0, boxes.v[i].x1, boxes.v[i].y1));
         }
         double t3 = now();
         vision_tracker_update(tr, objs, n);
@@ -135,7 +141,8 @@ static double time_letterbox(const vision_frame *f)
     vision_letterbox lb;
     char err[128];
     double t0 = now();
-    for (int r = 0; r < ROUNDS; r++) vision_letterbox_frame(f, 640, 640, blob, &lb, err, sizeof err);
+    for (int r = 0; r < ROUNDS; r++)
+        vision_letterbox_frame(f, 640, 640, blob, &lb, err, sizeof err);
     double ms = (now() - t0) / ROUNDS;
     free(blob);
     return ms;
@@ -189,13 +196,14 @@ int main(void)
     vision_frame g = {0};
     char err[256];
     double t0 = now();
-    for (int r = 0; r < 50; r++) vision_image_read(path, &g, err, sizeof err);
+    for (int r = 0; r < 50; r++)
+        vision_image_read(path, &g, err, sizeof err);
     double jpeg_ms = (now() - t0) / 50;
     vision_frame_clear(&g);
 
     double lb_ms = time_letterbox(&f);
-    fprintf(stderr, "vision pipeline overhead per %dx%d frame (ms, mean of %d)\n", FRAME_W,
-            FRAME_H, ROUNDS);
+    fprintf(stderr, "vision pipeline overhead per %dx%d frame (ms, mean of %d)\n", FRAME_W, FRAME_H,
+            ROUNDS);
     fprintf(stderr, "  %-28s %8.3f\n", "jpeg decode (file sources)", jpeg_ms);
     fprintf(stderr, "  %-28s %8.3f\n", "letterbox to 640", lb_ms);
     printf(",\"jpeg_decode_ms\":%.4f,\"letterbox_ms\":%.4f", jpeg_ms, lb_ms);

@@ -54,8 +54,10 @@ static char *fx_make_models(int bench)
     char here[512];
     snprintf(here, sizeof here, "%s", __FILE__);
     char *slash = strrchr(here, '/');
-    if (slash) *slash = '\0';
-    else snprintf(here, sizeof here, ".");
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(here, sizeof here, ".");
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/gen_models.py' '%s'%s", here, dir,
              bench ? " --bench" : "");
