@@ -8,10 +8,17 @@
 
 #include "tests/vision/fixtures.h"
 
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -146,6 +153,93 @@ static void test_video(void)
     vision_pipeline_close(p);
 }
 
+/* The Tello streams raw H.264 in UDP datagrams of at most 1460 bytes; this
+ * sender does the same on loopback, looping a short clip until told to stop. */
+typedef struct udp_sender {
+    unsigned char *data;
+    size_t len;
+    int port;
+    atomic_int stop;
+} udp_sender;
+
+static void *send_stream(void *arg)
+{
+    udp_sender *s = arg;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timespec pause = {0, 2000000};
+    while (!atomic_load(&s->stop)) {
+        for (size_t off = 0; off < s->len && !atomic_load(&s->stop); off += 1460) {
+            size_t n = s->len - off < 1460 ? s->len - off : 1460;
+            sendto(fd, s->data + off, n, 0, (struct sockaddr *)&to, sizeof to);
+            nanosleep(&pause, NULL);
+        }
+    }
+    close(fd);
+    return NULL;
+}
+
+static int free_udp_port(void)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void test_udp_stream(void)
+{
+    enum { FRAMES = 30 };
+    char path[700], err[256], uri[200];
+    snprintf(path, sizeof path, "%s/tello.h264", models);
+    vision_frame frames[FRAMES];
+    for (int k = 0; k < FRAMES; k++) {
+        frames[k] = fx_frame(128, 128, 0, 0, 0);
+        fx_block(&frames[k], 32, 64, 48, 80, 230, 0, 0);
+    }
+    int w = vision_video_write(path, frames, FRAMES, 30, err, sizeof err);
+    for (int k = 0; k < FRAMES; k++)
+        vision_frame_clear(&frames[k]);
+    CHECK(w == 0, "write H.264: %s", err);
+    udp_sender s = {.port = free_udp_port()};
+    FILE *f = fopen(path, "rb");
+    if (w != 0 || !f || s.port <= 0) {
+        if (f) fclose(f);
+        return;
+    }
+    s.data = malloc(1 << 20);
+    s.len = fread(s.data, 1, 1 << 20, f);
+    fclose(f);
+    pthread_t th;
+    pthread_create(&th, NULL, send_stream, &s);
+
+    snprintf(uri, sizeof uri, "udp://127.0.0.1:%d?overrun_nonfatal=1", s.port);
+    vision_options o = yolo_on(uri);
+    vision_pipeline *p = vision_pipeline_open(&o, NULL, NULL, err, sizeof err);
+    CHECK(p != NULL, "open %s: %s", uri, err);
+    if (p) {
+        vision_object obj[VISION_MAX_OBJECTS];
+        vision_pipeline_motion_ended(p);
+        int n = vision_pipeline_observe(p, obj, VISION_MAX_OBJECTS, err, sizeof err);
+        CHECK(n == 1 && strcmp(obj[0].name, "apple_1") == 0 && strcmp(obj[0].color, "red") == 0,
+              "stream: %d %s %s", n, n > 0 ? obj[0].name : err, n > 0 ? obj[0].color : "");
+        if (n == 1)
+            CHECK(fabsf(obj[0].x - 0.3125f) < 0.02f && fabsf(obj[0].y - 0.5625f) < 0.02f,
+                  "stream: at %.3f,%.3f", obj[0].x, obj[0].y);
+        vision_pipeline_close(p);
+    }
+    atomic_store(&s.stop, 1);
+    pthread_join(th, NULL);
+    free(s.data);
+}
+
 static void expect_open_error(const char *what, vision_options o, const char *want)
 {
     char err[512] = "";
@@ -258,6 +352,7 @@ int main(void)
     snprintf(v5, sizeof v5, "%s/yolov5.onnx", models);
     test_still_image();
     test_video();
+    test_udp_stream();
     test_bad_sources();
     test_sim();
     test_options();

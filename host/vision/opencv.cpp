@@ -334,7 +334,11 @@ extern "C" vision_capture *vision_capture_open(const char *uri, char *err, size_
         return NULL;
     }
     try {
-        bool ok = cam >= 0 ? c->cap.open(cam) : c->cap.open(uri, cv::CAP_FFMPEG);
+        /* A stream that stops must not block a read (and so closing the
+         * pipeline) for FFmpeg's default 30 s. */
+        std::vector<int> params = {cv::CAP_PROP_OPEN_TIMEOUT_MSEC, 10000,
+                                   cv::CAP_PROP_READ_TIMEOUT_MSEC, 3000};
+        bool ok = cam >= 0 ? c->cap.open(cam) : c->cap.open(uri, cv::CAP_FFMPEG, params);
         if (!ok || !c->cap.isOpened()) {
             set_err(err, errlen, "%s: cannot open %s", uri,
                     cam >= 0 ? "camera"
@@ -389,8 +393,11 @@ extern "C" int vision_video_write(const char *path, const vision_frame *frames, 
         return -1;
     }
     try {
-        cv::VideoWriter w(path, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps,
-                          cv::Size(frames[0].w, frames[0].h));
+        size_t len = strlen(path);
+        bool h264 = len > 5 && strcmp(path + len - 5, ".h264") == 0;
+        int fourcc = h264 ? cv::VideoWriter::fourcc('H', '2', '6', '4')
+                          : cv::VideoWriter::fourcc('M', 'J', 'P', 'G');
+        cv::VideoWriter w(path, cv::CAP_FFMPEG, fourcc, fps, cv::Size(frames[0].w, frames[0].h));
         if (!w.isOpened()) {
             set_err(err, errlen, "%s: cannot write video%s", path, "");
             return -1;

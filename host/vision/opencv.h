@@ -96,9 +96,9 @@ double vision_capture_fps(vision_capture *c);
 
 void vision_capture_close(vision_capture *c);
 
-/* Writes N frames (all of one size) as a Motion-JPEG AVI at FPS, the one
- * video format OpenCV can write without external codecs (for tests and
- * recordings). Returns 0, or -1 with a message. */
+/* Writes N frames (all of one size) at FPS: a raw H.264 stream (the Tello's
+ * format) if PATH ends in .h264, else a Motion-JPEG AVI. For tests and
+ * recordings. Returns 0, or -1 with a message. */
 int vision_video_write(const char *path, const vision_frame *frames, int n, double fps, char *err,
                        size_t errlen);
 
