@@ -240,6 +240,28 @@ static void test_udp_stream(void)
     free(s.data);
 }
 
+/* HOG takes far longer than a millisecond on a photo, so no frame captured
+ * after the motion can be ready within a 1 ms frame timeout: a clear error,
+ * not a stale view. */
+static void test_frame_timeout(void)
+{
+    char err[256] = "";
+    vision_options o;
+    vision_options_init(&o);
+    o.det.kind = VISION_DETECTOR_HOG;
+    o.source = "/usr/share/darknet/data/person.jpg";
+    o.frame_timeout_ms = 1;
+    vision_pipeline *p = vision_pipeline_open(&o, NULL, NULL, err, sizeof err);
+    CHECK(p != NULL, "hog on a photo: %s", err);
+    if (!p) return;
+    vision_object obj[8];
+    vision_pipeline_motion_ended(p);
+    int n = vision_pipeline_observe(p, obj, 8, err, sizeof err);
+    CHECK(n == -1 && strstr(err, "no camera frame captured after the last motion within 1 ms"),
+          "timeout: %d '%s'", n, err);
+    vision_pipeline_close(p);
+}
+
 static void expect_open_error(const char *what, vision_options o, const char *want)
 {
     char err[512] = "";
@@ -353,6 +375,7 @@ int main(void)
     test_still_image();
     test_video();
     test_udp_stream();
+    test_frame_timeout();
     test_bad_sources();
     test_sim();
     test_options();
