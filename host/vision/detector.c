@@ -134,7 +134,11 @@ static int yolo_open(vision_detector *d, const vision_detector_config *cfg, char
     char why[256];
     int n = vision_net_forward(d->net, d->blob, w, h, outs, MAX_OUTPUTS, why, sizeof why);
     if (n <= 0) {
-        snprintf(err, errlen, "%s: %s", model, n == 0 ? "model has no outputs" : why);
+        if (n == 0)
+            snprintf(err, errlen, "%s: model has no outputs", model);
+        else
+            snprintf(err, errlen, "%s: the model does not run on a %dx%d input (%s)", model, w, h,
+                     why);
         return -1;
     }
     int hint = d->names.n;
