@@ -256,6 +256,9 @@ static int run_yolo(vision_detector *d, const vision_frame *f, vision_object *ou
     d->infer_ms = vision_now_ms() - t0;
     if (nt < 0) return -1;
     d->boxes.n = 0;
+    /* ONNX exports put the detections in their first output; later ones,
+     * if any, are the raw per-scale maps. Darknet has one per [yolo] layer. */
+    if (d->layout != VISION_LAYOUT_DARKNET && nt > 1) nt = 1;
     if (vision_yolo_decode(d->layout, outs, nt, d->nc, &lb, f->w, f->h, d->conf, &d->boxes, err,
                            errlen) != 0)
         return -1;

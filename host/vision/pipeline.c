@@ -34,6 +34,7 @@ struct vision_pipeline {
     bool capture_ended, vision_ended;
     char source_error[256];
 
+    vision_object work[VISION_MAX_OBJECTS]; /* the vision thread's own */
     vision_object result[VISION_MAX_OBJECTS];
     int n_result;
     double result_t;
@@ -122,7 +123,7 @@ static void *vision_main(void *arg)
 {
     vision_pipeline *p = arg;
     vision_frame work = {0};
-    static __thread vision_object objs[VISION_MAX_OBJECTS];
+    vision_object *objs = p->work;
     char err[256];
     pthread_mutex_lock(&p->mu);
     for (;;) {
