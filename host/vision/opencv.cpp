@@ -132,17 +132,49 @@ extern "C" int vision_image_read(const char *path, vision_frame *out, char *err,
     }
 }
 
+static unsigned char *encode_jpeg(const cv::Mat &m, int quality, size_t *len)
+{
+    std::vector<unsigned char> buf;
+    std::vector<int> params = {cv::IMWRITE_JPEG_QUALITY, quality};
+    if (!cv::imencode(".jpg", m, buf, params)) return NULL;
+    unsigned char *out = (unsigned char *)malloc(buf.size() ? buf.size() : 1);
+    if (!out) return NULL;
+    memcpy(out, buf.data(), buf.size());
+    *len = buf.size();
+    return out;
+}
+
 extern "C" unsigned char *vision_jpeg_encode(const vision_frame *f, int quality, size_t *len)
 {
     try {
-        std::vector<unsigned char> buf;
-        std::vector<int> params = {cv::IMWRITE_JPEG_QUALITY, quality};
-        if (!cv::imencode(".jpg", frame_mat(f), buf, params)) return NULL;
-        unsigned char *out = (unsigned char *)malloc(buf.size() ? buf.size() : 1);
-        if (!out) return NULL;
-        memcpy(out, buf.data(), buf.size());
-        *len = buf.size();
-        return out;
+        return encode_jpeg(frame_mat(f), quality, len);
+    } catch (const cv::Exception &) {
+        return NULL;
+    }
+}
+
+extern "C" unsigned char *vision_jpeg_encode_marked(const vision_frame *f, const vision_mark *marks,
+                                                    int n, int quality, size_t *len)
+{
+    try {
+        cv::Mat m = frame_mat(f).clone();
+        const cv::Scalar box(0, 255, 255), ink(0, 0, 0); /* yellow boxes, black text */
+        int thick = f->w >= 640 ? 2 : 1;
+        double font = f->w >= 640 ? 0.6 : 0.4;
+        for (int i = 0; i < n; i++) {
+            const vision_mark *k = &marks[i];
+            cv::Point a((int)((k->x - k->w / 2) * f->w), (int)((k->y - k->h / 2) * f->h));
+            cv::Point b((int)((k->x + k->w / 2) * f->w), (int)((k->y + k->h / 2) * f->h));
+            cv::rectangle(m, a, b, box, thick);
+            if (!k->label || !*k->label) continue;
+            int base = 0;
+            cv::Size t = cv::getTextSize(k->label, cv::FONT_HERSHEY_SIMPLEX, font, 1, &base);
+            int top = a.y - t.height - 4 >= 0 ? a.y - t.height - 4 : a.y;
+            cv::rectangle(m, cv::Rect(a.x, top, t.width + 4, t.height + 4), box, cv::FILLED);
+            cv::putText(m, k->label, cv::Point(a.x + 2, top + t.height + 1),
+                        cv::FONT_HERSHEY_SIMPLEX, font, ink, 1, cv::LINE_AA);
+        }
+        return encode_jpeg(m, quality, len);
     } catch (const cv::Exception &) {
         return NULL;
     }

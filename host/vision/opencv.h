@@ -34,8 +34,20 @@ int vision_frame_copy(vision_frame *dst, const vision_frame *src);
  * ("not an image", "cannot read"). */
 int vision_image_read(const char *path, vision_frame *out, char *err, size_t errlen);
 
-/* Encodes F as JPEG (quality 0..100) into a malloc'd buffer. */
+/* Encodes F as JPEG (quality 0..100) into a malloc'd buffer; NULL on
+ * failure. */
 unsigned char *vision_jpeg_encode(const vision_frame *f, int quality, size_t *len);
+
+/* A box to draw: normalised centre and size, and its label. */
+typedef struct vision_mark {
+    float x, y, w, h;
+    const char *label;
+} vision_mark;
+
+/* vision_jpeg_encode of F with the N boxes drawn on it and labelled (for the
+ * web UI's live view). F is not changed. */
+unsigned char *vision_jpeg_encode_marked(const vision_frame *f, const vision_mark *marks, int n,
+                                         int quality, size_t *len);
 
 /* Where a frame went in the network input: input = frame * scale + pad. */
 typedef struct vision_letterbox {

@@ -338,7 +338,14 @@ int vision_pipeline_latest(vision_pipeline *p, vision_object *out, int max, doub
     memcpy(out, p->result, (size_t)n * sizeof *out);
     *t_ms = p->result_seq > 0 ? p->result_t : -1;
     if (jpeg) {
-        *jpeg = p->result_frame.bgr ? vision_jpeg_encode(&p->result_frame, 80, jpeg_len) : NULL;
+        vision_mark marks[VISION_MAX_OBJECTS];
+        for (int i = 0; i < p->n_result; i++) {
+            const vision_object *o = &p->result[i];
+            marks[i] = (vision_mark){o->x, o->y, o->w, o->h, o->name[0] ? o->name : o->cls};
+        }
+        *jpeg = p->result_frame.bgr
+                    ? vision_jpeg_encode_marked(&p->result_frame, marks, p->n_result, 80, jpeg_len)
+                    : NULL;
         if (!*jpeg) *jpeg_len = 0;
     }
     pthread_mutex_unlock(&p->mu);

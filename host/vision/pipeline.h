@@ -55,8 +55,8 @@ void vision_pipeline_motion_ended(vision_pipeline *p);
 
 /* The newest result without waiting (for the web UI): up to MAX objects, and
  * the capture time of its frame in *T_MS (-1 if none yet). With JPEG non-NULL,
- * also that frame as a malloc'd JPEG (NULL for sim). Returns how many
- * objects. Thread-safe. */
+ * also that frame with the boxes drawn and labelled, as a malloc'd JPEG
+ * (NULL for sim, which has no pixels). Returns how many objects. Thread-safe. */
 int vision_pipeline_latest(vision_pipeline *p, vision_object *out, int max, double *t_ms,
                            unsigned char **jpeg, size_t *jpeg_len);
 

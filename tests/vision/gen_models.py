@@ -5,9 +5,9 @@ Each model looks at a grid of square cells and reports a pure-coloured cell as
 a COCO object: red -> apple (47), green -> broccoli (50), blue -> car (2).
 The score of a class is a linear function of the cell's mean colour
 (own channel minus the two others), so a block of (200, 0, 0) scores 0.784.
-Every cell has two predictions ("anchors"): the first is the cell's exact
-box, the second a box 1.25x larger scoring 0.8x as much -- a duplicate that
-non-maximum suppression must merge.
+Every cell of the ONNX models has two predictions ("anchors"): the first is
+the cell's exact box, the second a box 1.25x larger scoring 0.8x as much -- a
+duplicate that non-maximum suppression must merge.
 
 Usage: gen_models.py OUTDIR [--bench]
 Writes OUTDIR/yolov5.onnx  ([1, N, 85]: cx cy w h obj classes..., obj = 0.9)
