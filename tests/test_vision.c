@@ -197,6 +197,34 @@ static void test_conf_threshold(const fx_model *m)
     vision_frame_clear(&f);
 }
 
+/* Two [yolo] heads, as in YOLOv3-tiny: detections from both outputs come
+ * back (a cell-sized box and one twice that, IoU 0.25), and NMS below 0.25
+ * merges them into the better one. */
+static void test_darknet_two_heads(void)
+{
+    fx_model m = {"tiny2.cfg", "darknet", 64, 16, 1};
+    vision_object o[VISION_MAX_OBJECTS];
+    char err[256];
+    vision_frame f = fx_frame(64, 64, 0, 0, 0);
+    placed red = place(&m, &f, 1, 1, 200, 0, 0);
+    float v = 200 / 255.f;
+    vision_detector *d = load(&m, 0, 0);
+    int n = d ? vision_detector_run(d, &f, o, VISION_MAX_OBJECTS, err, sizeof err) : -1;
+    CHECK(n == 2, "two heads: %d objects (%s)", n, n < 0 ? err : "");
+    if (n == 2) {
+        expect("head 1", o, 1, &f, "apple", red, "red", fx_expected_conf(&m, v), 0.01f);
+        placed big = {red.x0 - 8, red.y0 - 8, red.x1 + 8, red.y1 + 8};
+        expect("head 2", o + 1, 1, &f, "apple", big, "red",
+               fx_sigmoid(8.0f) * fx_sigmoid(10.0f * v - 4.0f), 0.01f);
+    }
+    vision_detector_free(d);
+    d = load(&m, 0, 0.2f);
+    n = d ? vision_detector_run(d, &f, o, VISION_MAX_OBJECTS, err, sizeof err) : -1;
+    CHECK(n == 1 && fabsf(o[0].w - 0.25f) < 0.01f, "two heads, NMS 0.2: %d objects", n);
+    vision_detector_free(d);
+    vision_frame_clear(&f);
+}
+
 static void test_layout_detection(void)
 {
     vision_tensor v5 = {3, {1, 25200, 85, 0}, NULL}, v8 = {3, {1, 84, 8400, 0}, NULL};
@@ -445,6 +473,7 @@ int main(void)
         test_nms(&fx_models[i]);
         test_conf_threshold(&fx_models[i]);
     }
+    test_darknet_two_heads();
     test_layout_detection();
     test_colors();
     test_tracker();

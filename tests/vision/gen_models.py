@@ -13,6 +13,9 @@ Usage: gen_models.py OUTDIR [--bench]
 Writes OUTDIR/yolov5.onnx  ([1, N, 85]: cx cy w h obj classes..., obj = 0.9)
        OUTDIR/yolov8.onnx  ([1, 84, N]: cx cy w h classes...)
        OUTDIR/tiny.cfg + OUTDIR/tiny.weights (Darknet, one [yolo] layer)
+       OUTDIR/tiny2.cfg + OUTDIR/tiny2.weights (Darknet, two [yolo] heads like
+           YOLOv3-tiny: the second sees the same cells through a [route] and
+           predicts a box twice the size, its class logits 1 lower)
 With --bench also yolov5_640.onnx and yolov8_640.onnx (640 input, 32-pixel
 cells), the input size of real exports, for the benchmark.
 """
@@ -133,6 +136,61 @@ num=1
         f.write(weights.astype("<f4").tobytes())
 
 
+def darknet_two_heads(size, cell, cfg_path, weights_path):
+    feats = 5 + NC
+    cfg = f"""[net]
+width={size}
+height={size}
+channels=3
+
+[convolutional]
+filters={feats}
+size={cell}
+stride={cell}
+pad=0
+activation=linear
+
+[yolo]
+mask=0
+anchors={cell},{cell}, {2 * cell},{2 * cell}
+classes={NC}
+num=2
+
+[route]
+layers=-2
+
+[convolutional]
+filters={feats}
+size=1
+stride=1
+pad=0
+activation=linear
+
+[yolo]
+mask=1
+anchors={cell},{cell}, {2 * cell},{2 * cell}
+classes={NC}
+num=2
+"""
+    with open(cfg_path, "w") as f:
+        f.write(cfg)
+    # The first convolution is tiny.cfg's; the second passes its logits on,
+    # class logits lowered by 1.
+    tmp = weights_path + ".first"
+    darknet_model(size, cell, cfg_path + ".unused", tmp)
+    with open(tmp, "rb") as f:
+        first = f.read()
+    os.remove(tmp)
+    os.remove(cfg_path + ".unused")
+    bias = np.zeros(feats, np.float32)
+    bias[5:] = -1.0
+    ident = np.eye(feats, dtype=np.float32)
+    with open(weights_path, "wb") as f:
+        f.write(first)
+        f.write(bias.astype("<f4").tobytes())
+        f.write(ident.astype("<f4").tobytes())
+
+
 def main():
     if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] != "--bench"):
         sys.exit("usage: gen_models.py OUTDIR [--bench]")
@@ -141,6 +199,7 @@ def main():
     onnx_model("v5", 128, 16, os.path.join(out, "yolov5.onnx"))
     onnx_model("v8", 160, 32, os.path.join(out, "yolov8.onnx"))
     darknet_model(64, 16, os.path.join(out, "tiny.cfg"), os.path.join(out, "tiny.weights"))
+    darknet_two_heads(64, 16, os.path.join(out, "tiny2.cfg"), os.path.join(out, "tiny2.weights"))
     if len(sys.argv) == 3:
         onnx_model("v5", 640, 32, os.path.join(out, "yolov5_640.onnx"))
         onnx_model("v8", 640, 32, os.path.join(out, "yolov8_640.onnx"))
