@@ -6,6 +6,7 @@
 #include "vision/color.h"
 #include "vision/detector.h"
 #include "vision/names.h"
+#include "vision/onnx_shape.h"
 #include "vision/track.h"
 #include "vision/yolo.h"
 
@@ -223,6 +224,37 @@ static void test_darknet_two_heads(void)
     CHECK(n == 1 && fabsf(o[0].w - 0.25f) < 0.01f, "two heads, NMS 0.2: %d objects", n);
     vision_detector_free(d);
     vision_frame_clear(&f);
+}
+
+/* The input size is read from the model file's own protobuf; truncated or
+ * scrambled files must give "unknown", never a read out of bounds. */
+static void test_onnx_shape(void)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/yolov8.onnx", models);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "open %s", path);
+    if (!f) return;
+    static unsigned char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    int w = 0, h = 0;
+    CHECK(vision_onnx_input_size_mem(buf, len, &w, &h) == 0 && w == 160 && h == 160,
+          "yolov8.onnx input %dx%d", w, h);
+    int found = 0;
+    for (size_t cut = 0; cut < len; cut += 61)
+        found += vision_onnx_input_size_mem(buf, cut, &w, &h) == 0;
+    CHECK(found < 3, "%d truncated files still gave a size", found);
+    srand(1);
+    for (int k = 0; k < 300; k++) {
+        static unsigned char junk[4096];
+        size_t n = (size_t)(rand() % (int)sizeof junk);
+        for (size_t i = 0; i < n; i++)
+            junk[i] = (unsigned char)rand();
+        if (k % 2) memcpy(junk, buf, n < 64 ? n : 64); /* a plausible start */
+        vision_onnx_input_size_mem(junk, n, &w, &h);
+    }
+    CHECK(vision_onnx_input_size("/nonexistent.onnx", &w, &h) == -1, "missing file");
 }
 
 static void test_layout_detection(void)
@@ -474,6 +506,7 @@ int main(void)
         test_conf_threshold(&fx_models[i]);
     }
     test_darknet_two_heads();
+    test_onnx_shape();
     test_layout_detection();
     test_colors();
     test_tracker();

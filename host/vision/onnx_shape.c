@@ -99,9 +99,16 @@ int vision_onnx_input_size(const char *path, int *w, int *h)
     }
     fclose(f);
     if (!buf) return -1;
+    int rc = vision_onnx_input_size_mem(buf, (size_t)len, w, h);
+    free(buf);
+    return rc;
+}
+
+int vision_onnx_input_size_mem(const unsigned char *data, size_t len, int *w, int *h)
+{
     /* ModelProto.graph = 7; GraphProto.input = 11; ValueInfoProto.type = 2;
      * TypeProto.tensor_type = 1; Tensor.shape = 2. */
-    pb model = {buf, buf + len}, graph, input, type, tensor, shape;
+    pb model = {data, data + len}, graph, input, type, tensor, shape;
     long dims[4];
     int rc = -1;
     if (pb_find(model, 7, &graph) == 0 && pb_find(graph, 11, &input) == 0 &&
@@ -112,6 +119,5 @@ int vision_onnx_input_size(const char *path, int *w, int *h)
         *w = (int)dims[3];
         rc = 0;
     }
-    free(buf);
     return rc;
 }
