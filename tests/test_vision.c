@@ -257,6 +257,52 @@ static void test_onnx_shape(void)
     CHECK(vision_onnx_input_size("/nonexistent.onnx", &w, &h) == -1, "missing file");
 }
 
+/* The real YOLOv3-tiny network from Debian's darknet package (two heads,
+ * maxpool, route, upsample, batch norm), with all-zero weights: every class
+ * of every prediction then scores exactly 0.5 x 0.5. It must load, take its
+ * input size from the cfg and run; at conf 0.3 nothing passes, at 0.2 the
+ * boxes that do are real boxes inside the frame. */
+static void test_debian_yolov3_tiny(void)
+{
+    const char *cfg_path = "/usr/share/darknet/cfg/yolov3-tiny.cfg";
+    char weights[700], cmd[1600], err[512];
+    snprintf(weights, sizeof weights, "%s/yolov3-tiny.weights", models);
+    char here[512];
+    snprintf(here, sizeof here, "%s", __FILE__);
+    *strrchr(here, '/') = '\0';
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/vision/gen_models.py' --zero-weights '%s' '%s'",
+             here, cfg_path, weights);
+    CHECK(system(cmd) == 0, "zero weights for %s", cfg_path);
+    vision_frame f = {0};
+    CHECK(vision_image_read("/usr/share/darknet/data/person.jpg", &f, err, sizeof err) == 0, "%s",
+          err);
+    vision_object o[VISION_MAX_OBJECTS];
+    for (int k = 0; k < 2; k++) {
+        vision_detector_config c = {.kind = VISION_DETECTOR_YOLO,
+                                    .model = cfg_path,
+                                    .weights = weights,
+                                    .conf = k ? 0.2f : 0.3f};
+        vision_detector *d = vision_detector_new(&c, err, sizeof err);
+        CHECK(d != NULL, "yolov3-tiny: %s", err);
+        if (!d) continue;
+        int w, h;
+        vision_detector_input_size(d, &w, &h);
+        CHECK(w == 416 && h == 416 && strcmp(vision_detector_describe(d), "darknet") == 0,
+              "yolov3-tiny: %s at %dx%d", vision_detector_describe(d), w, h);
+        int n = vision_detector_run(d, &f, o, VISION_MAX_OBJECTS, err, sizeof err);
+        if (k == 0) CHECK(n == 0, "yolov3-tiny at conf 0.3: %d objects (%s)", n, err);
+        if (k == 1) CHECK(n > 0, "yolov3-tiny at conf 0.2: %d objects (%s)", n, err);
+        for (int i = 0; i < n; i++)
+            CHECK(fabsf(o[i].conf - 0.25f) < 1e-3f && o[i].w > 0 && o[i].h > 0 &&
+                      o[i].x - o[i].w / 2 >= -1e-4f && o[i].x + o[i].w / 2 <= 1.0001f,
+                  "yolov3-tiny box %d: %.3f %.3f %.3f %.3f conf %.3f", i, o[i].x, o[i].y, o[i].w,
+                  o[i].h, o[i].conf);
+        vision_detector_free(d);
+    }
+    vision_frame_clear(&f);
+    remove(weights);
+}
+
 static void test_layout_detection(void)
 {
     vision_tensor v5 = {3, {1, 25200, 85, 0}, NULL}, v8 = {3, {1, 84, 8400, 0}, NULL};
@@ -507,6 +553,7 @@ int main(void)
     }
     test_darknet_two_heads();
     test_onnx_shape();
+    test_debian_yolov3_tiny();
     test_layout_detection();
     test_colors();
     test_tracker();

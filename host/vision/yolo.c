@@ -71,10 +71,16 @@ static float clampf(float v, float lo, float hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Adds a box given in network-input pixels, mapped back to the frame. */
+/* Adds a box given in network-input pixels, mapped back to the frame and
+ * clipped to it; a box left with no area is dropped. */
 static int push_box(vision_boxes *out, const vision_letterbox *lb, int fw, int fh, float cx,
                     float cy, float w, float h, float score, int cls)
 {
+    float x0 = clampf((cx - w / 2 - (float)lb->pad_x) / lb->scale, 0, (float)fw);
+    float x1 = clampf((cx + w / 2 - (float)lb->pad_x) / lb->scale, 0, (float)fw);
+    float y0 = clampf((cy - h / 2 - (float)lb->pad_y) / lb->scale, 0, (float)fh);
+    float y1 = clampf((cy + h / 2 - (float)lb->pad_y) / lb->scale, 0, (float)fh);
+    if (x1 - x0 < 1 || y1 - y0 < 1) return 0; /* all padding, or less than a pixel */
     if (out->n == out->cap) {
         int cap = out->cap ? out->cap * 2 : 64;
         vision_box *v = realloc(out->v, (size_t)cap * sizeof *v);
@@ -82,10 +88,7 @@ static int push_box(vision_boxes *out, const vision_letterbox *lb, int fw, int f
         out->v = v, out->cap = cap;
     }
     vision_box *b = &out->v[out->n++];
-    b->x0 = clampf((cx - w / 2 - (float)lb->pad_x) / lb->scale, 0, (float)fw);
-    b->x1 = clampf((cx + w / 2 - (float)lb->pad_x) / lb->scale, 0, (float)fw);
-    b->y0 = clampf((cy - h / 2 - (float)lb->pad_y) / lb->scale, 0, (float)fh);
-    b->y1 = clampf((cy + h / 2 - (float)lb->pad_y) / lb->scale, 0, (float)fh);
+    b->x0 = x0, b->x1 = x1, b->y0 = y0, b->y1 = y1;
     b->score = score;
     b->cls = cls;
     return 0;

@@ -10,6 +10,8 @@ the cell's exact box, the second a box 1.25x larger scoring 0.8x as much -- a
 duplicate that non-maximum suppression must merge.
 
 Usage: gen_models.py OUTDIR [--bench]
+       gen_models.py --zero-weights CFG OUT   all-zero weights for a Darknet cfg
+
 Writes OUTDIR/yolov5.onnx  ([1, N, 85]: cx cy w h obj classes..., obj = 0.9)
        OUTDIR/yolov8.onnx  ([1, 84, N]: cx cy w h classes...)
        OUTDIR/tiny.cfg + OUTDIR/tiny.weights (Darknet, one [yolo] layer)
@@ -191,7 +193,43 @@ num=2
         f.write(ident.astype("<f4").tobytes())
 
 
+def zero_weights(cfg_path, out_path):
+    """Weights of the right size for any Darknet cfg built from convolutional,
+    maxpool, route, upsample, shortcut and yolo layers: zero everywhere but
+    batch-norm scales and variances (1), so the real network loads and runs."""
+    sections, cur = [], None
+    for line in open(cfg_path):
+        line = line.split("#")[0].strip()
+        if line.startswith("["):
+            cur = {"type": line.strip("[]")}
+            sections.append(cur)
+        elif "=" in line and cur is not None:
+            k, v = line.split("=", 1)
+            cur[k.strip()] = v.strip()
+    net, layers = sections[0], sections[1:]
+    chans, out = [], [struct.pack("<iiiQ", 0, 2, 0, 0)]
+    prev = int(net.get("channels", 3))
+    for i, l in enumerate(layers):
+        t = l["type"]
+        if t == "convolutional":
+            f, k = int(l["filters"]), int(l["size"])
+            bn = int(l.get("batch_normalize", 0))
+            parts = [np.zeros(f)] + ([np.ones(f), np.zeros(f), np.ones(f)] if bn else [])
+            parts.append(np.zeros(f * prev * k * k))
+            out += [np.concatenate(parts).astype("<f4").tobytes()]
+            prev = f
+        elif t == "route":
+            refs = [int(x) for x in l["layers"].split(",")]
+            prev = sum(chans[r if r >= 0 else i + r] for r in refs)
+        chans.append(prev)
+    with open(out_path, "wb") as f:
+        f.write(b"".join(out))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--zero-weights":
+        zero_weights(sys.argv[2], sys.argv[3])
+        return
     if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] != "--bench"):
         sys.exit("usage: gen_models.py OUTDIR [--bench]")
     out = sys.argv[1]
