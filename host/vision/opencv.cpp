@@ -200,14 +200,16 @@ extern "C" int vision_letterbox_frame(const vision_frame *f, int in_w, int in_h,
     lb->pad_x = (in_w - nw) / 2;
     lb->pad_y = (in_h - nh) / 2;
     try {
-        cv::Mat small;
-        if (nw == f->w && nh == f->h)
-            small = frame_mat(f);
-        else
-            cv::resize(frame_mat(f), small, cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
+        /* Per-thread buffers: fresh ones of this size come from mmap and
+         * page-fault on every frame, which costs more than the work. */
+        thread_local cv::Mat resized, bgr[3];
+        cv::Mat small = frame_mat(f);
+        if (nw != f->w || nh != f->h) {
+            cv::resize(small, resized, cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
+            small = resized;
+        }
         /* Planar RGB floats; the padding is the grey YOLO was trained with.
          * split + convertTo are vectorised, which a per-pixel loop is not. */
-        cv::Mat bgr[3];
         cv::split(small, bgr);
         const cv::Scalar grey(114.0 / 255.0);
         cv::Rect image(lb->pad_x, lb->pad_y, nw, nh);
