@@ -19,6 +19,18 @@
  * captured after the last vision_pipeline_motion_ended mark, or, when no
  * mark was ever given, after the call itself; it gives up after the frame
  * timeout with a clear error.
+ *
+ * A mission (aloft run) wires it up like this:
+ *
+ *   vision_options vo;  vision_options_init(&vo);
+ *   ... in the getopt loop, over a table holding VISION_RUN_OPTIONS:
+ *   r = vision_options_parse(&vo, opt, optarg, err, sizeof err);  // 1 mine, -1 bad
+ *   ... after it: vision_options_check(&vo, ...); with --drone tello and no
+ *   --source, vo.source = "tello:<video port>" (after the driver's streamon);
+ *   p = vision_pipeline_open(&vo, sim_observe, sim, err, sizeof err);
+ *   ctx.observe = vision_pipeline_observe;  ctx.observe_ud = p;
+ *   ... after each drone motion (optional): vision_pipeline_motion_ended(p);
+ *   vision_pipeline_close(p);
  */
 #ifndef ALOFT_VISION_PIPELINE_H
 #define ALOFT_VISION_PIPELINE_H
