@@ -28,8 +28,9 @@ static double round4(double v)
 
 static cJSON *image_json(const char *path, const vision_object *objs, int n, const char *scene)
 {
-    cJSON *img = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(img, "objects");
+    cJSON *img = cJSON_CreateObject();
     cJSON_AddStringToObject(img, "image", path);
+    cJSON *arr = cJSON_AddArrayToObject(img, "objects");
     for (int i = 0; i < n; i++) {
         const vision_object *o = &objs[i];
         cJSON *j = cJSON_CreateObject();
