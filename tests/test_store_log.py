@@ -77,6 +77,16 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = log("--db", db)
     check(rc == 0 and "turn in place" in out and "STATUS" in out, f"readable list:\n{out}")
 
+    # The object memory, merged across both missions.
+    rc, out, err = log("--db", db, "--objects", "--json")
+    objs = json.loads(out) if rc == 0 else []
+    check(len(objs) == 1 and objs[0]["class"] == "apple" and objs[0]["sightings"] == 2 and
+          objs[0]["last_mission"] == second, f"objects: {out}{err}")
+    rc, out, _ = log("--db", db, "--objects")
+    check(rc == 0 and "apple" in out, f"readable objects:\n{out}")
+    rc, _, _ = log("--db", db, "--objects", "1")
+    check(rc == 2, "--objects with an ID is a usage error")
+
     # Where the database is found: ALOFT_DB, then XDG_DATA_HOME.
     rc, out, _ = log("--json", env={"ALOFT_DB": db})
     check(rc == 0 and len(json.loads(out)) == 2, "ALOFT_DB is used")

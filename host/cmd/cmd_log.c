@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "Usage: aloft log [--db FILE] [--json] [ID]\n"
+    "Usage: aloft log [--db FILE] [--json] [ID | --objects]\n"
     "\n"
     "Show the recorded missions, or with ID one mission's timeline: the LLM\n"
     "exchanges, plans, statements, skill calls, refused motions and scenes.\n"
@@ -22,9 +22,11 @@ static const char usage[] =
     "              $XDG_DATA_HOME/aloft/aloft.db)\n"
     "  --json      print JSON: [{\"id\",\"task\",\"status\",\"started\",\"duration_ms\"}], or\n"
     "              with ID {\"mission\",\"plans\",\"events\",\"llm_calls\"}\n"
+    "  --objects   the objects remembered across missions: class, position\n"
+    "              estimate (cm), sightings, last seen\n"
     "  --help      show this help\n";
 
-enum { OPT_DB = OPT_FIRST_FREE };
+enum { OPT_DB = OPT_FIRST_FREE, OPT_OBJECTS };
 
 static const char *str(const cJSON *o, const char *key)
 {
@@ -73,6 +75,23 @@ static void print_list(const cJSON *list)
         printf("%5.0f  %-24s  %-11s  ", num(m, "id", 0), str(m, "started"), str(m, "status"));
         print_duration(num(m, "duration_ms", -1));
         printf("  %s\n", task ? task : "(plan given)");
+    }
+}
+
+static void print_objects(const cJSON *list)
+{
+    if (cJSON_GetArraySize(list) == 0) {
+        printf("no objects remembered\n");
+        return;
+    }
+    printf("%-16s %8s %8s %8s %5s %9s  %-24s  %s\n", "CLASS", "X", "Y", "Z", "CONF", "SIGHTINGS",
+           "LAST SEEN", "MISSION");
+    const cJSON *o;
+    cJSON_ArrayForEach(o, list)
+    {
+        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %.0f\n", str(o, "class"),
+               num(o, "x", 0), num(o, "y", 0), num(o, "z", 0), num(o, "conf", 0),
+               num(o, "sightings", 0), str(o, "last_seen"), num(o, "last_mission", 0));
     }
 }
 
@@ -205,15 +224,19 @@ int cmd_log(int argc, char **argv)
 {
     cli_common c = {.cmd = argv[0]};
     const char *db = NULL;
+    bool objects = false;
     static const struct option opts[] = {{"db", required_argument, 0, OPT_DB},
                                          {"json", no_argument, 0, OPT_JSON},
                                          {"help", no_argument, 0, OPT_HELP},
+                                         {"objects", no_argument, 0, OPT_OBJECTS},
                                          {0, 0, 0, 0}};
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (opt == OPT_DB)
             db = optarg;
+        else if (opt == OPT_OBJECTS)
+            objects = true;
         else if (opt == 'h')
             c.help = true;
         else if (opt == ':')
@@ -231,6 +254,7 @@ int cmd_log(int argc, char **argv)
     long long id = 0;
     if (optind < argc && parse_id(argv[optind], &id))
         return cli_usage_error(c.cmd, "'%s' is not a mission ID", argv[optind]);
+    if (id && objects) return cli_usage_error(c.cmd, "--objects takes no mission ID");
 
     char err[1024];
     store *s = store_open(db, STORE_OPEN_EXISTING, err, sizeof err);
@@ -248,15 +272,18 @@ int cmd_log(int argc, char **argv)
         }
         return cli_fail(c.cmd, "%s", err);
     }
-    cJSON *doc =
-        id ? store_mission_json(s, id, err, sizeof err) : store_list_json(s, err, sizeof err);
+    cJSON *doc = objects ? store_objects_json(s, err, sizeof err)
+                 : id    ? store_mission_json(s, id, err, sizeof err)
+                         : store_list_json(s, err, sizeof err);
     store_close(s);
     if (!doc) return cli_fail(c.cmd, "%s", err);
     if (c.json) {
         cli_print_json(doc);
         return CLI_OK;
     }
-    if (id)
+    if (objects)
+        print_objects(doc);
+    else if (id)
         print_mission(doc);
     else
         print_list(doc);

@@ -216,13 +216,23 @@ static int sweep_interrupted(store *s, char *err, size_t errlen)
     if (sqlite3_prepare_v2(s->db, "SELECT id, owner FROM missions WHERE status = 'running'", -1, &q,
                            NULL) != SQLITE_OK)
         return store_db_error(s, "cannot read missions", err, errlen);
-    int64_t dead[64];
-    int n = 0, rc;
-    while (n < 64 && (rc = sqlite3_step(q)) == SQLITE_ROW)
-        if (!store_owner_alive((const char *)sqlite3_column_text(q, 1)))
-            dead[n++] = sqlite3_column_int64(q, 0);
+    int64_t *dead = NULL;
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (store_owner_alive((const char *)sqlite3_column_text(q, 1))) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(dead, (size_t)cap * sizeof *grown);
+            if (!grown) break;
+            dead = grown;
+        }
+        dead[n++] = sqlite3_column_int64(q, 0);
+    }
     sqlite3_finalize(q);
-    if (n == 0) return 0;
+    if (n == 0) {
+        free(dead);
+        return 0;
+    }
 
     static const char sql[] =
         "UPDATE missions SET status = 'interrupted', ended = ?2,"
@@ -236,8 +246,10 @@ static int sweep_interrupted(store *s, char *err, size_t errlen)
         " error = coalesce(error, 'interrupted: the process ended before the mission did')"
         " WHERE id = ?1 AND status = 'running'";
     sqlite3_stmt *u;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &u, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, sql, -1, &u, NULL) != SQLITE_OK) {
+        free(dead);
         return store_db_error(s, "cannot mark interrupted missions", err, errlen);
+    }
     char now[32];
     store_now_iso(now, sizeof now);
     int ret = 0;
@@ -249,6 +261,7 @@ static int sweep_interrupted(store *s, char *err, size_t errlen)
         sqlite3_reset(u);
     }
     sqlite3_finalize(u);
+    free(dead);
     return ret;
 }
 

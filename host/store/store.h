@@ -202,6 +202,11 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
  * or -1. */
 int store_objects(store *s, const char *cls, store_object *out, int max, char *err, size_t errlen);
 
+/* The remembered objects as JSON, most recently seen first:
+ * [{"id","class","x","y","z","conf","sightings","first_seen","last_seen",
+ *   "last_mission"}]. NULL on error. */
+cJSON *store_objects_json(store *s, char *err, size_t errlen);
+
 /* ---- queries ------------------------------------------------------------ */
 
 /* The mission list of `aloft log --json`, oldest first:

@@ -8,6 +8,7 @@
 #include "store/store_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t merge_locked(store_mission *m, const char *cls, double x, double y, double z,
@@ -127,4 +128,47 @@ int store_objects(store *s, const char *cls, store_object *out, int max, char *e
     }
     pthread_mutex_unlock(&s->lock);
     return n;
+}
+
+cJSON *store_objects_json(store *s, char *err, size_t errlen)
+{
+    /* Counted first so that the whole memory fits in one call. */
+    int max = 64, n;
+    store_object *objs = NULL;
+    for (;;) {
+        store_object *grown = realloc(objs, (size_t)max * sizeof *objs);
+        if (!grown) {
+            free(objs);
+            store_set_error(err, errlen, "out of memory");
+            return NULL;
+        }
+        objs = grown;
+        n = store_objects(s, NULL, objs, max, err, errlen);
+        if (n < max) break;
+        max *= 2;
+    }
+    cJSON *list = NULL;
+    if (n >= 0) {
+        list = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            const store_object *o = &objs[i];
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddNumberToObject(j, "id", (double)o->id);
+            cJSON_AddStringToObject(j, "class", o->cls);
+            cJSON_AddNumberToObject(j, "x", o->x);
+            cJSON_AddNumberToObject(j, "y", o->y);
+            cJSON_AddNumberToObject(j, "z", o->z);
+            cJSON_AddNumberToObject(j, "conf", o->conf);
+            cJSON_AddNumberToObject(j, "sightings", (double)o->sightings);
+            cJSON_AddStringToObject(j, "first_seen", o->first_seen);
+            cJSON_AddStringToObject(j, "last_seen", o->last_seen);
+            if (o->last_mission)
+                cJSON_AddNumberToObject(j, "last_mission", (double)o->last_mission);
+            else
+                cJSON_AddNullToObject(j, "last_mission");
+            cJSON_AddItemToArray(list, j);
+        }
+    }
+    free(objs);
+    return list;
 }
