@@ -35,8 +35,9 @@ SCENE = {
     "objects": [{"class": "apple", "x": 0, "y": 250, "z": 80, "w": 8, "d": 8, "h": 9,
                  "color": "red"}],
 }
-# Turns, a move, a refused move (it would leave the geofence), a vision call.
-PLAN = "tc(90);tu(90);mf(50);mf(500);iv('apple');l('done')"
+# Turns, a move, a vision call and a log; nothing that would make the
+# mission ask an LLM for a replan.
+PLAN = "tc(90);tu(90);mf(50);iv('apple');l('done')"
 
 with tempfile.TemporaryDirectory() as tmp:
     scene = os.path.join(tmp, "scene.json")
