@@ -5,6 +5,7 @@
  * replaying a recorded mission's LLM replies.
  */
 #include "store/store.h"
+#include "test_store_check.h"
 
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -13,18 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 static char tmpdir[256];
 

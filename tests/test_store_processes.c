@@ -7,6 +7,7 @@
  *   event, and a reader polling meanwhile is never refused.
  */
 #include "store/store.h"
+#include "test_store_check.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -16,18 +17,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 static char tmpdir[256];
 static char writer[512];

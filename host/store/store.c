@@ -59,6 +59,19 @@ int store_exec(store *s, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
+int store_read(store *s, int (*fn)(store *s, void *ud, char *err, size_t errlen), void *ud,
+               char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->lock);
+    int rc = store_exec(s, "BEGIN", err, errlen);
+    if (rc == 0) {
+        rc = fn(s, ud, err, errlen);
+        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 void store_bind_text(sqlite3_stmt *st, int i, const char *text)
 {
     if (text)

@@ -58,6 +58,12 @@ int store_schema_migrate(store *s, char *err, size_t errlen);
 /* Runs SQL (no results) on the store's connection. */
 int store_exec(store *s, const char *sql, char *err, size_t errlen);
 
+/* Runs FN(S, UD, ERR, ERRLEN) under the store's lock inside one read
+ * transaction, so that it sees one consistent snapshot while missions go on
+ * writing. Returns what FN returns, or -1 if the transaction cannot start. */
+int store_read(store *s, int (*fn)(store *s, void *ud, char *err, size_t errlen), void *ud,
+               char *err, size_t errlen);
+
 /* Binds TEXT or NULL. */
 void store_bind_text(sqlite3_stmt *st, int i, const char *text);
 

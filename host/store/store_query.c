@@ -183,8 +183,15 @@ static void llm_row(cJSON *calls, sqlite3_stmt *st)
     cJSON_AddItemToArray(calls, c);
 }
 
-static int mission_parts(store *s, int64_t id, cJSON *doc, char *err, size_t errlen)
+typedef struct mission_query {
+    int64_t id;
+    cJSON *doc;
+} mission_query;
+
+static int mission_parts(store *s, void *ud, char *err, size_t errlen)
 {
+    int64_t id = ((mission_query *)ud)->id;
+    cJSON *doc = ((mission_query *)ud)->doc;
     sqlite3_stmt *st = prepare(s, mission_sql, err, errlen);
     if (!st) return -1;
     sqlite3_bind_int64(st, 1, id);
@@ -214,19 +221,10 @@ static int mission_parts(store *s, int64_t id, cJSON *doc, char *err, size_t err
 
 cJSON *store_mission_json(store *s, int64_t id, char *err, size_t errlen)
 {
-    cJSON *doc = cJSON_CreateObject();
-    pthread_mutex_lock(&s->lock);
-    /* One read transaction: a consistent snapshot while the mission may
-     * still be writing. */
-    int rc = store_exec(s, "BEGIN", err, errlen);
-    if (rc == 0) {
-        rc = mission_parts(s, id, doc, err, errlen);
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (rc) {
-        cJSON_Delete(doc);
+    mission_query q = {id, cJSON_CreateObject()};
+    if (store_read(s, mission_parts, &q, err, errlen)) {
+        cJSON_Delete(q.doc);
         return NULL;
     }
-    return doc;
+    return q.doc;
 }

@@ -30,8 +30,9 @@ static char *dup_column(sqlite3_stmt *st, int i)
     return t ? strdup(t) : NULL;
 }
 
-static int load(store *s, store_replay *r, char *err, size_t errlen)
+static int load(store *s, void *ud, char *err, size_t errlen)
 {
+    store_replay *r = ud;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT task, scene, seed FROM missions WHERE id = ?", -1, &st,
                            NULL) != SQLITE_OK)
@@ -83,14 +84,7 @@ store_replay *store_replay_open(store *s, int64_t id, char *err, size_t errlen)
         return NULL;
     }
     r->mission = id;
-    pthread_mutex_lock(&s->lock);
-    int rc = store_exec(s, "BEGIN", err, errlen);
-    if (rc == 0) {
-        rc = load(s, r, err, errlen);
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (rc) {
+    if (store_read(s, load, r, err, errlen)) {
         store_replay_free(r);
         return NULL;
     }
@@ -164,8 +158,13 @@ static bool same_json(const char *a, const char *b)
     return same;
 }
 
-static int compare_locked(store *s, int64_t a, int64_t b, char *why, size_t whylen)
+typedef struct compare_query {
+    int64_t a, b;
+} compare_query;
+
+static int compare(store *s, void *ud, char *why, size_t whylen)
 {
+    int64_t a = ((compare_query *)ud)->a, b = ((compare_query *)ud)->b;
     sqlite3_stmt *qa, *qb;
     static const char sql[] =
         "SELECT skill, args, ret FROM skill_calls WHERE mission_id = ? ORDER BY seq";
@@ -212,12 +211,6 @@ static int compare_locked(store *s, int64_t a, int64_t b, char *why, size_t whyl
 
 int store_calls_match(store *s, int64_t a, int64_t b, char *why, size_t whylen)
 {
-    pthread_mutex_lock(&s->lock);
-    int rc = store_exec(s, "BEGIN", why, whylen);
-    if (rc == 0) {
-        rc = compare_locked(s, a, b, why, whylen);
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
+    compare_query q = {a, b};
+    return store_read(s, compare, &q, why, whylen);
 }

@@ -66,6 +66,22 @@ static const char *const kind_names[K_COUNT] = {"statement", "skill call (begin+
 
 static char prompt[4096];
 
+static int64_t record_llm(store_mission *m, store_llm_kind kind, const char *reply)
+{
+    char err[256];
+    store_llm x = {.kind = kind,
+                   .t_ms = -1,
+                   .prompt = prompt,
+                   .response = reply,
+                   .latency_ms = 800,
+                   .ttft_ms = 200,
+                   .prompt_tokens = 1100,
+                   .completion_tokens = 14};
+    int64_t id = store_record_llm(m, &x, err, sizeof err);
+    if (id < 0) die("llm exchange", err);
+    return id;
+}
+
 static void record_one(store_mission *m, int kind, int i)
 {
     char err[256], args[32];
@@ -80,18 +96,7 @@ static void record_one(store_mission *m, int kind, int i)
         rc = id < 0 ? -1 : store_call_end(m, id, &r, err, sizeof err);
         break;
     }
-    case K_LLM: {
-        store_llm x = {.kind = STORE_LLM_PLAN,
-                       .t_ms = -1,
-                       .prompt = prompt,
-                       .response = "s('apple');g('apple');->True",
-                       .latency_ms = 800,
-                       .ttft_ms = 200,
-                       .prompt_tokens = 1100,
-                       .completion_tokens = 14};
-        rc = store_record_llm(m, &x, err, sizeof err) < 0 ? -1 : 0;
-        break;
-    }
+    case K_LLM: record_llm(m, STORE_LLM_PLAN, "s('apple');g('apple');->True"); break;
     case K_SCENE:
         rc = store_record_scene(m, -1,
                                 "apple_1 x:0.52 y:0.40 width:0.05 height:0.06 color:red\n"
@@ -188,15 +193,7 @@ static double mission_us(store *s)
     if (s) {
         current = store_mission_begin(s, NULL, err, sizeof err);
         for (int i = 0; i < 2; i++) {
-            store_llm x = {.kind = i ? STORE_LLM_REPLAN : STORE_LLM_PLAN,
-                           .t_ms = -1,
-                           .prompt = prompt,
-                           .response = "8{tc(45)}",
-                           .latency_ms = 800,
-                           .ttft_ms = 200,
-                           .prompt_tokens = 1100,
-                           .completion_tokens = 14};
-            int64_t llm = store_record_llm(current, &x, err, sizeof err);
+            int64_t llm = record_llm(current, i ? STORE_LLM_REPLAN : STORE_LLM_PLAN, "8{tc(45)}");
             store_record_plan(current, -1, llm, "8{tc(45)}", true, NULL, err, sizeof err);
         }
     }
