@@ -585,12 +585,5 @@ int main(void)
     test_dead_owner_marked_interrupted();
     test_bad_databases_refused();
     test_replay_reproduces_skill_calls();
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (failures == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-    if (failures)
-        fprintf(stderr, "%d check(s) failed (files in %s)\n", failures, tmpdir);
-    else
-        printf("test_store: all checks passed\n");
-    return failures ? 1 : 0;
+    return check_finish("test_store", tmpdir);
 }

@@ -228,12 +228,5 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     test_sigkill_mid_mission_loses_nothing();
     test_concurrent_writers_lose_nothing();
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (failures == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-    if (failures)
-        fprintf(stderr, "%d check(s) failed (files in %s)\n", failures, tmpdir);
-    else
-        printf("test_store_processes: all checks passed\n");
-    return failures ? 1 : 0;
+    return check_finish("test_store_processes", tmpdir);
 }

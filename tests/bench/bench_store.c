@@ -57,6 +57,17 @@ static void die(const char *what, const char *err)
     exit(1);
 }
 
+/* Deletes a database with its WAL and shared-memory files. */
+static void remove_db(const char *path)
+{
+    const char *suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
 /* ---- per-event cost ----------------------------------------------------- */
 
 enum { K_STATEMENT, K_CALL, K_LLM, K_SCENE, K_OBJECT, K_COUNT };
@@ -122,6 +133,7 @@ static void bench_events(const char *dir, int flags, int n, stats out[K_COUNT])
     if (!m) die("begin", err);
     double *t = malloc((size_t)n * sizeof *t);
     for (int k = 0; k < K_COUNT; k++) {
+        for (int i = 0; i < 20; i++) record_one(m, k, i); /* warm the caches */
         for (int i = 0; i < n; i++) {
             double t0 = now_us();
             record_one(m, k, i);
@@ -132,12 +144,7 @@ static void bench_events(const char *dir, int flags, int n, stats out[K_COUNT])
     free(t);
     store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
     store_close(s);
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[1100];
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
+    remove_db(path);
 }
 
 /* ---- share of a mission's host time --------------------------------------- */
@@ -242,12 +249,7 @@ int main(int argc, char **argv)
         without[i] = mission_us(NULL);
     }
     store_close(s);
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[1100];
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
+    remove_db(path);
     stats w = summarise(with, RUNS), wo = summarise(without, RUNS);
     double store_us = w.p50 - wo.p50;
     int events = 2 * 2 + 15 + 25 * 2 + 9 * 2 + 2; /* llm+plan, stmts, calls, scene+obj, begin/end */
