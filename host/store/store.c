@@ -26,6 +26,10 @@
  * are one statement long, so this is only reached if something is stuck. */
 #define STORE_BUSY_TIMEOUT_MS 10000
 
+/* WAL pages (of 4 KiB) after which a commit checkpoints (SQLite's default
+ * is 1000). */
+#define STORE_WAL_MAX_PAGES 20000
+
 int store_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err && errlen) {
@@ -322,6 +326,11 @@ static int configure(store *s, int flags, char *err, size_t errlen)
                                                   : "PRAGMA synchronous = NORMAL",
                    err, errlen))
         return -1;
+    /* A checkpoint copies the WAL into the database and syncs it: a pause of
+     * milliseconds that must not fall between two drone actions. Missions
+     * checkpoint when they end (store_mission_end); the automatic one only
+     * bounds the WAL of a very long mission. */
+    sqlite3_wal_autocheckpoint(s->db, STORE_WAL_MAX_PAGES);
     if (store_schema_migrate(s, err, errlen)) return -1;
     for (int i = 0; i < STORE_ST_COUNT; i++)
         if (sqlite3_prepare_v3(s->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],

@@ -150,6 +150,9 @@ int store_mission_end(store_mission *m, store_status status, const char *error,
                 store_db_error(s, "cannot end the mission", err, errlen);
             sqlite3_finalize(st);
         }
+        /* The drone is done: now is the time to fold the WAL into the
+         * database (PASSIVE: never waits for other missions). */
+        if (ret == 0) sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         pthread_mutex_unlock(&s->lock);
     }
     free(m);
