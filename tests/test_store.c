@@ -351,38 +351,52 @@ static void test_object_memory_merges_across_missions(void)
     store_close(s);
 }
 
-/* A mission left running by a process that no longer exists is marked
- * interrupted at the next open and keeps its events; a live one is not. */
+/* A mission whose writer is gone is marked interrupted at the next open and
+ * keeps its events; a mission still being written is not. Here the writer
+ * "dies" by closing its store without ending the mission (its lock goes
+ * away, as with a killed process), and a mission whose owner is a process
+ * of another boot, without a lock, is dead too. */
 static void test_dead_owner_marked_interrupted(void)
 {
     char err[256];
     const char *path = tmp_path("owners.db");
     store *s = store_open(path, 0, err, sizeof err);
-    CHECK(s != NULL, "open: %s", err);
-    if (!s) return;
+    store *gone = store_open(path, 0, err, sizeof err);
+    CHECK(s != NULL && gone != NULL, "open: %s", err);
+    if (!s || !gone) return;
     store_mission *live = store_mission_begin(s, NULL, err, sizeof err);
-    store_mission *dead = store_mission_begin(s, NULL, err, sizeof err);
+    store_mission *dead = store_mission_begin(gone, NULL, err, sizeof err);
+    store_mission *old = store_mission_begin(s, NULL, err, sizeof err);
     int64_t call = store_call_begin(dead, 120, "move_up", "[20]", 0, err, sizeof err);
     store_call_end(dead, call, &(store_call_result){.ret_json = "true", .wall_ms = 30}, err,
                    sizeof err);
+    int64_t dead_id = store_mission_id(dead), old_id = store_mission_id(old);
+    free(dead); /* its writer "dies": nothing more is written */
+    store_close(gone);
     char sql[256];
-    snprintf(sql, sizeof sql, "UPDATE missions SET owner = 'no-such-boot 1 1' WHERE id = %lld",
-             (long long)store_mission_id(dead));
+    snprintf(sql, sizeof sql, "UPDATE missions SET owner = 'pid no-such-boot 1 1' WHERE id = %lld",
+             (long long)old_id);
     run_sql(path, sql);
+
     store *s2 = store_open(path, 0, err, sizeof err);
     CHECK(s2 != NULL, "reopen: %s", err);
-    cJSON *doc = store_mission_json(s2, store_mission_id(dead), err, sizeof err);
+    if (!s2) return;
+    cJSON *doc = store_mission_json(s2, dead_id, err, sizeof err);
     const cJSON *m = get(doc, "mission");
     CHECK(m && strcmp(get(m, "status")->valuestring, "interrupted") == 0, "dead -> interrupted");
     CHECK(m && get(m, "duration_ms")->valuedouble == 150, "duration up to the last event");
     CHECK(cJSON_GetArraySize(get(doc, "events")) == 1, "its call is kept");
     cJSON_Delete(doc);
+    doc = store_mission_json(s2, old_id, err, sizeof err);
+    CHECK(strcmp(get(get(doc, "mission"), "status")->valuestring, "interrupted") == 0,
+          "an owner from another boot is dead");
+    cJSON_Delete(doc);
     doc = store_mission_json(s2, store_mission_id(live), err, sizeof err);
     CHECK(strcmp(get(get(doc, "mission"), "status")->valuestring, "running") == 0,
           "a live mission stays running");
     cJSON_Delete(doc);
-    store_mission_end(live, STORE_OK, NULL, NULL, err, sizeof err);
-    free(dead); /* its process "died": nothing more is written */
+    CHECK(store_mission_end(live, STORE_OK, NULL, NULL, err, sizeof err) == 0, "end: %s", err);
+    free(old);
     store_close(s2);
     store_close(s);
 }

@@ -14,7 +14,6 @@
 #include "store/store_impl.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,70 +160,6 @@ static int make_parent_dirs(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/* ---- owners ------------------------------------------------------------- */
-
-/*
- * A "running" mission is interrupted if the process writing it is gone. The
- * owner is "BOOT_ID PID START" with the kernel's boot id and the process's
- * start time (field 22 of /proc/PID/stat), so neither a reboot nor a reused
- * pid makes a dead mission look alive. WAL needs all its users on one host,
- * so comparing with this host's processes is enough.
- */
-static void read_boot_id(char *out, size_t outlen)
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    out[0] = '\0';
-    if (f) {
-        if (fgets(out, (int)outlen, f)) out[strcspn(out, "\n")] = '\0';
-        fclose(f);
-    }
-    if (!out[0]) snprintf(out, outlen, "-");
-}
-
-static unsigned long long process_start(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* The command name (field 2) may hold spaces and parentheses. */
-    char *p = strrchr(buf, ')');
-    if (!p) return 0;
-    unsigned long long start = 0;
-    /* After ')': state is field 3, start time is field 22. */
-    int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
-        if (++field == 22) {
-            start = strtoull(tok, NULL, 10);
-            break;
-        }
-    }
-    return start;
-}
-
-void store_owner_self(char *out, size_t outlen)
-{
-    char boot[64];
-    read_boot_id(boot, sizeof boot);
-    long pid = (long)getpid();
-    snprintf(out, outlen, "%s %ld %llu", boot, pid, process_start(pid));
-}
-
-bool store_owner_alive(const char *owner)
-{
-    char boot[64], mine[64];
-    long pid;
-    unsigned long long start;
-    if (!owner || sscanf(owner, "%63s %ld %llu", boot, &pid, &start) != 3) return false;
-    read_boot_id(mine, sizeof mine);
-    if (strcmp(boot, mine) != 0) return false;                         /* rebooted since */
-    if (start == 0) return kill((pid_t)pid, 0) == 0 || errno == EPERM; /* no /proc */
-    return process_start(pid) == start;
-}
-
 /* Marks the missions of dead owners interrupted; their duration is the time
  * of their last recorded event. */
 static int sweep_interrupted(store *s, char *err, size_t errlen)
@@ -236,14 +171,15 @@ static int sweep_interrupted(store *s, char *err, size_t errlen)
     int64_t *dead = NULL;
     int n = 0, cap = 0, rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (store_owner_alive((const char *)sqlite3_column_text(q, 1))) continue;
+        int64_t id = sqlite3_column_int64(q, 0);
+        if (store_owner_alive(s, id, (const char *)sqlite3_column_text(q, 1))) continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
             int64_t *grown = realloc(dead, (size_t)cap * sizeof *grown);
             if (!grown) break;
             dead = grown;
         }
-        dead[n++] = sqlite3_column_int64(q, 0);
+        dead[n++] = id;
     }
     sqlite3_finalize(q);
     if (n == 0) {
@@ -332,6 +268,7 @@ static int configure(store *s, int flags, char *err, size_t errlen)
      * bounds the WAL of a very long mission. */
     sqlite3_wal_autocheckpoint(s->db, STORE_WAL_MAX_PAGES);
     if (store_schema_migrate(s, err, errlen)) return -1;
+    store_owner_open(s); /* only beside a file known to be ours */
     for (int i = 0; i < STORE_ST_COUNT; i++)
         if (sqlite3_prepare_v3(s->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
                                NULL) != SQLITE_OK)
@@ -351,6 +288,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);
+    s->owner_fd = -1;
     bool memory = strcmp(s->path, ":memory:") == 0;
     struct stat sb;
     if ((flags & STORE_OPEN_EXISTING) && !memory && stat(s->path, &sb) != 0) {
@@ -385,6 +323,7 @@ void store_close(store *s)
     for (int i = 0; i < STORE_ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
+    store_owner_close(s);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

@@ -28,6 +28,7 @@ struct store {
     sqlite3 *db;
     pthread_mutex_t lock;
     sqlite3_stmt *st[STORE_ST_COUNT];
+    int owner_fd; /* lock file of running missions, or -1 */
     char path[PATH_MAX];
 };
 
@@ -70,9 +71,23 @@ void store_bind_text(sqlite3_stmt *st, int i, const char *text);
 /* Binds a double, or NULL when negative (unknown latency/tokens). */
 void store_bind_opt(sqlite3_stmt *st, int i, double v);
 
-/* This process's identity in missions.owner and whether the owner of a
- * "running" mission is still alive (see store.c). */
-void store_owner_self(char *out, size_t outlen);
-bool store_owner_alive(const char *owner);
+/* Who is writing a mission (store_owner.c). */
+
+/* Opens the lock file beside the database (S->owner_fd, -1 if impossible). */
+void store_owner_open(store *s);
+void store_owner_close(store *s);
+
+/* This process's identity for missions.owner. */
+void store_owner_self(store *s, char *out, size_t outlen);
+
+/* Takes / drops the lock that says mission ID is being written. Call
+ * store_owner_claim inside the transaction that inserts the mission, so that
+ * no other process sees it running and unclaimed. */
+int store_owner_claim(store *s, int64_t id);
+void store_owner_release(store *s, int64_t id);
+
+/* Whether the writer of running mission ID (whose missions.owner is OWNER)
+ * is still at it. */
+bool store_owner_alive(store *s, int64_t id, const char *owner);
 
 #endif

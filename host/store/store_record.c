@@ -65,6 +65,34 @@ static sqlite3_stmt *event_statement(store_mission *m, int which, double t_ms)
 
 /* ---- missions ----------------------------------------------------------- */
 
+static int insert_mission(store *s, const store_mission_info *info, int64_t *id, char *err,
+                          size_t errlen)
+{
+    char started[32], owner[160];
+    store_now_iso(started, sizeof started);
+    store_owner_self(s, owner, sizeof owner);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO missions(task, started, drone, model, seed, scene,"
+                           " params, replay_of, owner) VALUES (?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return store_db_error(s, "cannot record the mission", err, errlen);
+    store_bind_text(st, 1, info->task);
+    store_bind_text(st, 2, started);
+    store_bind_text(st, 3, info->drone);
+    store_bind_text(st, 4, info->model);
+    sqlite3_bind_int64(st, 5, info->seed);
+    store_bind_text(st, 6, info->scene_json);
+    store_bind_text(st, 7, info->params_json);
+    if (info->replay_of > 0) sqlite3_bind_int64(st, 8, info->replay_of);
+    store_bind_text(st, 9, owner);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_db_error(s, "cannot record the mission", err, errlen);
+    *id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
 store_mission *store_mission_begin(store *s, const store_mission_info *info, char *err,
                                    size_t errlen)
 {
@@ -79,35 +107,24 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
         return NULL;
     }
     m->s = s;
-    char started[32], owner[128];
-    store_now_iso(started, sizeof started);
-    store_owner_self(owner, sizeof owner);
-
+    /* The mission becomes visible as running only together with its owner's
+     * lock (store_owner.c), or a concurrent open would take it for dead. */
     pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st;
-    int ret = -1;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO missions(task, started, drone, model, seed, scene,"
-                           " params, replay_of, owner) VALUES (?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        store_db_error(s, "cannot record the mission", err, errlen);
-    } else {
-        store_bind_text(st, 1, info->task);
-        store_bind_text(st, 2, started);
-        store_bind_text(st, 3, info->drone);
-        store_bind_text(st, 4, info->model);
-        sqlite3_bind_int64(st, 5, info->seed);
-        store_bind_text(st, 6, info->scene_json);
-        store_bind_text(st, 7, info->params_json);
-        if (info->replay_of > 0) sqlite3_bind_int64(st, 8, info->replay_of);
-        store_bind_text(st, 9, owner);
-        if (sqlite3_step(st) == SQLITE_DONE) {
-            m->id = sqlite3_last_insert_rowid(s->db);
-            ret = 0;
-        } else {
-            store_db_error(s, "cannot record the mission", err, errlen);
+    int ret = store_exec(s, "BEGIN IMMEDIATE", err, errlen);
+    if (ret == 0) {
+        bool claimed = false;
+        ret = insert_mission(s, info, &m->id, err, errlen);
+        if (ret == 0 && s->owner_fd >= 0) {
+            claimed = store_owner_claim(s, m->id) == 0;
+            if (!claimed)
+                ret = store_set_error(err, errlen, "%s-missions: cannot lock mission %lld", s->path,
+                                      (long long)m->id);
         }
-        sqlite3_finalize(st);
+        if (ret == 0) ret = store_exec(s, "COMMIT", err, errlen);
+        if (ret) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            if (claimed) store_owner_release(s, m->id);
+        }
     }
     pthread_mutex_unlock(&s->lock);
     if (ret) {
@@ -152,7 +169,10 @@ int store_mission_end(store_mission *m, store_status status, const char *error,
         }
         /* The drone is done: now is the time to fold the WAL into the
          * database (PASSIVE: never waits for other missions). */
-        if (ret == 0) sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (ret == 0) {
+            store_owner_release(s, m->id);
+            sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        }
         pthread_mutex_unlock(&s->lock);
     }
     free(m);
