@@ -3,10 +3,11 @@
  * statement, skill call, constraint violation and scene snapshot, written to
  * SQLite as it happens, plus a memory of objects seen merged across missions.
  *
- * Durability: every store_record_* call is its own committed write and returns
- * only after the commit, so whatever the drone did before a crash is on disk
- * before the next drone action. A mission whose process died is marked
- * "interrupted" by the next store_open and keeps every event it recorded.
+ * Durability: every store_record_* and store_call_* call is its own committed
+ * write and returns only after the commit, so whatever the drone did before
+ * a crash is on disk before the next drone action. A mission whose process
+ * died is marked "interrupted" by the next store_open and keeps every event
+ * it recorded.
  *
  * Errors: functions return 0 (or a valid id / handle) on success and -1 (or
  * NULL) on failure with a one-line message in ERR (which may be NULL).
@@ -62,12 +63,14 @@ int store_resolve_path(const char *override, char *out, size_t outlen, char *err
  * the database at PATH, or at the resolved default when PATH is NULL.
  * Migrates an older schema, refuses a newer one or a file that is not an
  * aloft database with a clear message, and marks missions left "running" by
- * a dead process as "interrupted". Returns NULL on error. */
+ * a dead process as "interrupted". Beside the database it keeps PATH-wal,
+ * PATH-shm (SQLite's) and PATH-missions (locks of running missions).
+ * Returns NULL on error. */
 store *store_open(const char *path, int flags, char *err, size_t errlen);
 
-/* Closes the database. Missions still open are left "running" (and become
- * "interrupted" at the next open once this process is gone): end them
- * first. NULL is allowed. */
+/* Closes the database. Missions still open are left "running" and count
+ * as interrupted from then on (the next store_open marks them so): end
+ * them first. NULL is allowed. */
 void store_close(store *s);
 
 /* The path the store was opened at. */
