@@ -25,8 +25,7 @@
  * are one statement long, so this is only reached if something is stuck. */
 #define STORE_BUSY_TIMEOUT_MS 10000
 
-/* WAL pages (of 4 KiB) after which a commit checkpoints (SQLite's default
- * is 1000). */
+/* WAL pages (of 4 KiB) after which a commit checkpoints even in flight. */
 #define STORE_WAL_MAX_PAGES 20000
 
 int store_set_error(char *err, size_t errlen, const char *fmt, ...)
@@ -238,6 +237,15 @@ static const char *const statement_sql[STORE_ST_COUNT] = {
                        " z, yaw) VALUES (?,?,?,?,?,?,?,?)",
 };
 
+static int wal_hook(void *ud, sqlite3 *db, const char *name, int frames)
+{
+    store *s = ud;
+    s->wal_frames = frames;
+    if (frames >= STORE_WAL_MAX_PAGES)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
 static int configure(store *s, int flags, char *err, size_t errlen)
 {
     sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
@@ -263,10 +271,12 @@ static int configure(store *s, int flags, char *err, size_t errlen)
                    err, errlen))
         return -1;
     /* A checkpoint copies the WAL into the database and syncs it: a pause of
-     * milliseconds that must not fall between two drone actions. Missions
-     * checkpoint when they end (store_mission_end); the automatic one only
-     * bounds the WAL of a very long mission. */
-    sqlite3_wal_autocheckpoint(s->db, STORE_WAL_MAX_PAGES);
+     * milliseconds (and, right after it, slower writes while the disk
+     * catches up) that must not fall between two drone actions. So SQLite's
+     * automatic checkpoint (every 1000 pages) is replaced: a mission that
+     * ends with a large WAL checkpoints then (store_mission_end), and the
+     * hook only bounds the WAL of a very long mission. */
+    sqlite3_wal_hook(s->db, wal_hook, s);
     if (store_schema_migrate(s, err, errlen)) return -1;
     store_owner_open(s); /* only beside a file known to be ours */
     for (int i = 0; i < STORE_ST_COUNT; i++)

@@ -24,11 +24,16 @@ enum {
     STORE_ST_COUNT
 };
 
+/* A mission that ends with at least this many WAL pages checkpoints (the
+ * threshold SQLite's automatic checkpoint uses). */
+#define STORE_WAL_END_PAGES 1000
+
 struct store {
     sqlite3 *db;
     pthread_mutex_t lock;
     sqlite3_stmt *st[STORE_ST_COUNT];
-    int owner_fd; /* lock file of running missions, or -1 */
+    int owner_fd;   /* lock file of running missions, or -1 */
+    int wal_frames; /* WAL size after this connection's last commit */
     char path[PATH_MAX];
 };
 

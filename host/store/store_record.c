@@ -167,11 +167,12 @@ int store_mission_end(store_mission *m, store_status status, const char *error,
                 store_db_error(s, "cannot end the mission", err, errlen);
             sqlite3_finalize(st);
         }
-        /* The drone is done: now is the time to fold the WAL into the
+        /* The drone is done: now is the time to fold a large WAL into the
          * database (PASSIVE: never waits for other missions). */
         if (ret == 0) {
             store_owner_release(s, m->id);
-            sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+            if (s->wal_frames >= STORE_WAL_END_PAGES)
+                sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         }
         pthread_mutex_unlock(&s->lock);
     }
