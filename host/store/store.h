@@ -142,6 +142,11 @@ int64_t store_record_llm(store_mission *m, const store_llm *x, char *err, size_t
 int store_record_plan(store_mission *m, double t_ms, int64_t llm_id, const char *text, bool ok,
                       const char *diagnostics, char *err, size_t errlen);
 
+/* How many plans the mission has recorded. Plans are numbered in recording
+ * order, so a plan still streaming in (recorded once complete) will be
+ * number store_mission_plans(m) + 1: its statements can name it already. */
+int store_mission_plans(const store_mission *m);
+
 /* Records that a statement of plan PLAN_NO (as returned by store_record_plan)
  * started executing: its position and source text. */
 int store_record_statement(store_mission *m, double t_ms, int plan_no, int line, int col,

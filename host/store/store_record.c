@@ -22,6 +22,11 @@ double store_mission_elapsed_ms(const store_mission *m)
     return elapsed_ms(&m->t0);
 }
 
+int store_mission_plans(const store_mission *m)
+{
+    return m->plans;
+}
+
 int64_t store_mission_id(const store_mission *m)
 {
     return m->id;
