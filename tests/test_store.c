@@ -136,6 +136,7 @@ static int64_t record_run(store *s, const cJSON *run, const char *task)
                        .completion_tokens = 12};
         int64_t llm = store_record_llm(m, &x, err, sizeof err);
         CHECK(llm > 0, "llm: %s", err);
+        CHECK(store_mission_plans(m) == p, "%d plans so far", p);
         int no =
             store_record_plan(m, x.t_ms + 40, llm, plan->valuestring, true, NULL, err, sizeof err);
         CHECK(no == p + 1, "plan numbers count up, got %d: %s", no, err);
