@@ -420,6 +420,15 @@ static void test_bad_databases_refused(void)
     run_sql(foreign, "CREATE TABLE recipes(name TEXT)");
     s = store_open(foreign, 0, err, sizeof err);
     CHECK(s == NULL && strstr(err, "not an aloft database"), "other SQLite file: %s", err);
+    sqlite3 *raw;
+    sqlite3_open(foreign, &raw);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &st, NULL);
+    sqlite3_step(st);
+    CHECK(strcmp((const char *)sqlite3_column_text(st, 0), "delete") == 0,
+          "the other file is left as it was (journal mode %s)", sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
 
     const char *newer = tmp_path("newer.db");
     s = store_open(newer, 0, err, sizeof err);

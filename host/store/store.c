@@ -250,8 +250,9 @@ static int configure(store *s, int flags, char *err, size_t errlen)
 {
     sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
     sqlite3_extended_result_codes(s->db, 1);
-    /* The first statement reads the file header: a file that is not SQLite
-     * fails here with SQLITE_NOTADB. */
+    /* Nothing is written (not even the journal mode) to a file that is not
+     * ours; one that is not SQLite at all fails here with SQLITE_NOTADB. */
+    if (store_schema_check(s, err, errlen)) return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, "cannot open", err, errlen);

@@ -57,6 +57,11 @@ int store_set_error(char *err, size_t errlen, const char *fmt, ...)
  * into OUT (at least 32 bytes). */
 void store_now_iso(char *out, size_t outlen);
 
+/* Refuses, by reading only, a file that is not an aloft database (another
+ * program's SQLite file, a newer aloft's, not SQLite at all): run before
+ * anything is written to it. */
+int store_schema_check(store *s, char *err, size_t errlen);
+
 /* Creates the schema or migrates it to STORE_SCHEMA_VERSION inside one
  * write transaction; refuses newer or foreign databases. */
 int store_schema_migrate(store *s, char *err, size_t errlen);

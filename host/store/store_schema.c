@@ -117,23 +117,38 @@ static int pragma_int(store *s, const char *sql, int64_t *out, char *err, size_t
     return 0;
 }
 
-/* Under the write lock: decide what the file is and bring it up to date. */
-static int migrate_locked(store *s, char *err, size_t errlen)
+/* What the file is: its schema VERSION, or an error if it is another
+ * program's database or a newer aloft's. */
+static int identify(store *s, int64_t *version, char *err, size_t errlen)
 {
-    int64_t version, app_id, n_tables;
-    if (pragma_int(s, "PRAGMA user_version", &version, err, errlen) ||
+    int64_t app_id, n_tables;
+    if (pragma_int(s, "PRAGMA user_version", version, err, errlen) ||
         pragma_int(s, "PRAGMA application_id", &app_id, err, errlen) ||
         pragma_int(s, "SELECT count(*) FROM sqlite_master", &n_tables, err, errlen))
         return -1;
-    bool fresh = version == 0 && app_id == 0 && n_tables == 0;
+    bool fresh = *version == 0 && app_id == 0 && n_tables == 0;
     if (!fresh && app_id != STORE_APPLICATION_ID)
         return store_set_error(err, errlen, "%s: not an aloft database (it holds other data)",
                                s->path);
-    if (version > STORE_SCHEMA_VERSION)
+    if (*version > STORE_SCHEMA_VERSION)
         return store_set_error(err, errlen,
                                "%s: written by a newer aloft (schema version %lld; this "
                                "build reads up to %d); upgrade aloft or use another --db",
-                               s->path, (long long)version, STORE_SCHEMA_VERSION);
+                               s->path, (long long)*version, STORE_SCHEMA_VERSION);
+    return 0;
+}
+
+int store_schema_check(store *s, char *err, size_t errlen)
+{
+    int64_t version;
+    return identify(s, &version, err, errlen);
+}
+
+/* Under the write lock: bring the schema up to date. */
+static int migrate_locked(store *s, char *err, size_t errlen)
+{
+    int64_t version;
+    if (identify(s, &version, err, errlen)) return -1;
     for (int v = (int)version; v < N_MIGRATIONS; v++) {
         char what[64];
         snprintf(what, sizeof what, "schema migration %d -> %d", v, v + 1);
@@ -151,8 +166,8 @@ static int migrate_locked(store *s, char *err, size_t errlen)
 
 int store_schema_migrate(store *s, char *err, size_t errlen)
 {
-    /* The common case needs no write lock: a database already at our
-     * version is checked with a plain read. */
+    /* The common case needs no write lock: store_schema_check has read the
+     * version already, and a database at ours needs nothing. */
     int64_t version = -1, app_id = -1;
     if (pragma_int(s, "PRAGMA user_version", &version, err, errlen) ||
         pragma_int(s, "PRAGMA application_id", &app_id, err, errlen))
