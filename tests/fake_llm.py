@@ -34,7 +34,7 @@ exhausted". A RESPONSE is an object:
 Every request is appended to the log as one JSON line:
   {"n": index, "t": unix time, "path": ..., "auth": Authorization header or
    null, "body": the parsed request body}
-The chosen port is written to --port-file (atomically) and printed on stdout.
+The chosen port is written to --port-file (atomically), else printed on stdout.
 """
 
 import argparse
@@ -260,7 +260,8 @@ def main():
         with open(tmp, "w") as f:
             f.write("%d\n" % port)
         os.replace(tmp, args.port_file)
-    print(port, flush=True)
+    else:
+        print(port, flush=True)
     try:
         srv.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:

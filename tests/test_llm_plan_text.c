@@ -71,8 +71,8 @@ static void expect(const char *reply, plan_text_status want_st, const char *want
         st = run_stream(reply, chunks[c], &s);
         CHECK(st == want_st, "reply %s in %zu-byte pieces: status %s", reply, chunks[c],
               plan_text_status_name(st));
-        CHECK(strcmp(s.buf, want) == 0, "reply %s in %zu-byte pieces: plan [%s], want [%s]",
-              reply, chunks[c], s.buf, want);
+        CHECK(strcmp(s.buf, want) == 0, "reply %s in %zu-byte pieces: plan [%s], want [%s]", reply,
+              chunks[c], s.buf, want);
     }
 }
 
@@ -85,7 +85,8 @@ static void test_plain_plans_pass_unchanged(void)
     expect("->True", PLAN_TEXT_OK, "->True");
     expect("_1=p('how many people?');?_1>2{l('crowd')}", PLAN_TEXT_OK,
            "_1=p('how many people?');?_1>2{l('crowd')}");
-    expect("s,apple;\n?iv,apple==True{\n  a\n}\n", PLAN_TEXT_OK, "s,apple;\n?iv,apple==True{\n  a\n}");
+    expect("s,apple;\n?iv,apple==True{\n  a\n}\n", PLAN_TEXT_OK,
+           "s,apple;\n?iv,apple==True{\n  a\n}");
     expect("l('a`b')", PLAN_TEXT_OK, "l('a`b')");
     expect("move_forward (50)", PLAN_TEXT_OK, "move_forward (50)");
 }

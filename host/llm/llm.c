@@ -59,8 +59,8 @@ void llm_config_defaults(llm_config *c)
 const char *llm_status_name(llm_status s)
 {
     static const char *const names[] = {
-        "ok",      "config", "network",  "timeout",   "auth",      "not_found", "http",
-        "rate",    "server", "protocol", "truncated", "cancelled", "aborted",
+        "ok",   "config", "network",  "timeout",   "auth",      "not_found", "http",
+        "rate", "server", "protocol", "truncated", "cancelled", "aborted",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
@@ -76,7 +76,8 @@ static int buf_add(buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1) cap *= 2;
+        while (cap < b->len + n + 1)
+            cap *= 2;
         char *p = realloc(b->p, cap);
         if (!p) return -1;
         b->p = p;
@@ -194,7 +195,8 @@ static int on_event(void *ud, const char *data, size_t len)
         stop = 1;
     } else {
         read_usage(a, root);
-        const cJSON *choice = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+        const cJSON *choice =
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
         if (choice) {
             const cJSON *delta = cJSON_GetObjectItemCaseSensitive(choice, "delta");
             const cJSON *content = cJSON_GetObjectItemCaseSensitive(delta, "content");
@@ -321,8 +323,9 @@ static void http_failure(attempt *a, long code, const char *url)
     if (!*msg && a->body.len) snprintf(msg, sizeof msg, "%.200s", a->body.p);
     const char *sep = *msg ? ": " : "";
     if (code == 401 || code == 403)
-        fail(a, LLM_E_AUTH, "HTTP %ld from %s: the server refused the request (check OPENAI_API_KEY)%s%s",
-             code, url, sep, msg);
+        fail(a, LLM_E_AUTH,
+             "HTTP %ld from %s: the server refused the request (check OPENAI_API_KEY)%s%s", code,
+             url, sep, msg);
     else if (code == 404)
         fail(a, LLM_E_NOT_FOUND, "HTTP 404 from %s: check the base URL and the model name '%s'%s%s",
              url, a->cfg->model, sep, msg);
@@ -404,15 +407,16 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     } else if (a->fail) {
         /* a malformed or failing stream, already described */
     } else if (a->timeout == TO_IDLE) {
-        fail(a, LLM_E_TIMEOUT, "the stream stalled: no data for %ld ms (idle timeout) after %zu bytes of reply",
+        fail(a, LLM_E_TIMEOUT,
+             "the stream stalled: no data for %ld ms (idle timeout) after %zu bytes of reply",
              a->cfg->idle_timeout_ms, a->text.len);
     } else if (a->timeout == TO_TOTAL || res == CURLE_OPERATION_TIMEDOUT) {
         fail(a, LLM_E_TIMEOUT, "no complete reply from %s within the time limit (%s)", url,
              *curl_err ? curl_err : "total timeout");
     } else if (res != CURLE_OK) {
         if (a->mode == MODE_SSE && is_success(*http_code))
-            fail(a, LLM_E_TRUNCATED, "the stream broke off after %zu bytes of reply: %s", a->text.len,
-                 *curl_err ? curl_err : curl_easy_strerror(res));
+            fail(a, LLM_E_TRUNCATED, "the stream broke off after %zu bytes of reply: %s",
+                 a->text.len, *curl_err ? curl_err : curl_easy_strerror(res));
         else
             fail(a, LLM_E_NETWORK, "cannot get a reply from %s: %s", url,
                  *curl_err ? curl_err : curl_easy_strerror(res));
@@ -502,7 +506,8 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
 
     char url[LLM_URL_MAX + 32];
     size_t blen = strlen(cfg->base_url);
-    while (blen > 0 && cfg->base_url[blen - 1] == '/') blen--;
+    while (blen > 0 && cfg->base_url[blen - 1] == '/')
+        blen--;
     snprintf(url, sizeof url, "%.*s/chat/completions", (int)blen, cfg->base_url);
 
     char *body = request_json(cfg, req);

@@ -87,16 +87,16 @@ typedef enum llm_status {
 
 typedef struct llm_result {
     llm_status status;
-    int http_status;       /* of the last attempt; 0 if none got a response */
-    char *text;            /* malloc'd, NUL-terminated: all content received */
-    size_t len;            /* (even on failure: what arrived before it) */
+    int http_status;        /* of the last attempt; 0 if none got a response */
+    char *text;             /* malloc'd, NUL-terminated: all content received */
+    size_t len;             /* (even on failure: what arrived before it) */
     char finish_reason[32]; /* "stop", "length", ... or "" */
-    bool usage_known;      /* the server reported usage */
+    bool usage_known;       /* the server reported usage */
     int prompt_tokens;
     int completion_tokens;
-    double latency_ms; /* call start to end, retries included */
-    double ttft_ms;    /* call start to first content byte; -1 if none */
-    int attempts;      /* HTTP requests made */
+    double latency_ms;       /* call start to end, retries included */
+    double ttft_ms;          /* call start to first content byte; -1 if none */
+    int attempts;            /* HTTP requests made */
     char error[LLM_ERR_MAX]; /* a message a user understands; "" when ok */
 } llm_result;
 

@@ -46,7 +46,8 @@ static bool in_set(int c, const char *set)
 
 static size_t skip_blanks(const char *s, size_t i, size_t n)
 {
-    while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
     return i;
 }
 
@@ -71,7 +72,8 @@ static enum line_kind classify(const char *s, size_t n, bool final, size_t *cut)
     if (in_set(c, "?_${};(")) return L_PLAN;
     if (isdigit(c)) { /* a loop "3{" or a numbered list "1. " */
         size_t j = i;
-        while (j < n && isdigit((unsigned char)s[j])) j++;
+        while (j < n && isdigit((unsigned char)s[j]))
+            j++;
         j = skip_blanks(s, j, n);
         if (j == n) return later;
         return s[j] == '{' ? L_PLAN : L_PROSE;
@@ -79,7 +81,8 @@ static enum line_kind classify(const char *s, size_t n, bool final, size_t *cut)
     if (!isalpha(c)) return L_PROSE;
 
     size_t j = i;
-    while (j < n && is_word((unsigned char)s[j])) j++;
+    while (j < n && is_word((unsigned char)s[j]))
+        j++;
     if (j == n) return final ? L_PLAN : L_UNDECIDED; /* "a" alone is a plan */
     if (s[j] == ':') {
         *cut = j + 1;
@@ -105,7 +108,8 @@ static void out_raw(out *o, const char *s, size_t n)
     if (o->oom || n == 0) return;
     if (o->len + n > o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 256;
-        while (cap < o->len + n) cap *= 2;
+        while (cap < o->len + n)
+            cap *= 2;
         char *p = realloc(o->p, cap);
         if (!p) {
             o->oom = true;
@@ -153,7 +157,8 @@ static void plan_byte(plan_stream *s, out *o, char c)
         if (++s->ticks == 3) end_plan(s);
         return;
     }
-    for (; s->ticks > 0; s->ticks--) put(s, o, '`'); /* lone backticks were content */
+    for (; s->ticks > 0; s->ticks--)
+        put(s, o, '`'); /* lone backticks were content */
     put(s, o, c);
     if (c == '\n' && !s->fenced) s->state = S_LINE;
 }
@@ -177,7 +182,8 @@ static bool decide(plan_stream *s, out *o, bool final)
             continue; /* judge what follows the label on the same line */
         case L_FENCE:
             s->nhold = 0;
-            if (s->emitted) end_plan(s); /* closes the plan */
+            if (s->emitted)
+                end_plan(s); /* closes the plan */
             else {
                 s->fenced = true;
                 s->state = S_SKIP; /* the info string ("minispec") */
@@ -185,7 +191,8 @@ static bool decide(plan_stream *s, out *o, bool final)
             return true;
         case L_PROSE:
             s->nhold = 0;
-            if (s->emitted) end_plan(s);
+            if (s->emitted)
+                end_plan(s);
             else {
                 s->saw_prose = true;
                 s->state = S_SKIP;
@@ -195,7 +202,8 @@ static bool decide(plan_stream *s, out *o, bool final)
             size_t n = s->nhold;
             s->nhold = 0;
             s->state = S_PLAN;
-            for (size_t i = 0; i < n && !s->done; i++) plan_byte(s, o, s->hold[i]);
+            for (size_t i = 0; i < n && !s->done; i++)
+                plan_byte(s, o, s->hold[i]);
             return true;
         }
         }
@@ -212,8 +220,10 @@ static void step(plan_stream *s, out *o, char c)
     case S_LINE:
         if (c == '\n' || c == '\r') {
             decide(s, o, true);
-            if (!s->done && s->state == S_PLAN) plan_byte(s, o, c);
-            else if (s->state == S_SKIP && c == '\n') s->state = s->fenced ? S_PLAN : S_LINE;
+            if (!s->done && s->state == S_PLAN)
+                plan_byte(s, o, c);
+            else if (s->state == S_SKIP && c == '\n')
+                s->state = s->fenced ? S_PLAN : S_LINE;
             return;
         }
         s->hold[s->nhold++] = c;
@@ -230,11 +240,11 @@ static int flush(out *o, plan_text_emit_fn emit, void *ud)
     return rc;
 }
 
-int plan_stream_feed(plan_stream *s, const char *text, size_t len, plan_text_emit_fn emit,
-                     void *ud)
+int plan_stream_feed(plan_stream *s, const char *text, size_t len, plan_text_emit_fn emit, void *ud)
 {
     out o = {0};
-    for (size_t i = 0; i < len && !s->done; i++) step(s, &o, text[i]);
+    for (size_t i = 0; i < len && !s->done; i++)
+        step(s, &o, text[i]);
     return flush(&o, emit, ud);
 }
 

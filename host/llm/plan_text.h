@@ -37,11 +37,11 @@ typedef int (*plan_text_emit_fn)(void *ud, const char *text, size_t len);
 
 typedef struct plan_stream {
     int state;
-    bool fenced;    /* inside a ``` block */
-    bool saw_prose; /* a prose line was dropped */
-    bool done;      /* the plan has ended; later input is ignored */
-    size_t emitted; /* plan bytes passed on */
-    int ticks;      /* backticks held back (1..2) */
+    bool fenced;                 /* inside a ``` block */
+    bool saw_prose;              /* a prose line was dropped */
+    bool done;                   /* the plan has ended; later input is ignored */
+    size_t emitted;              /* plan bytes passed on */
+    int ticks;                   /* backticks held back (1..2) */
     char hold[PLAN_STREAM_HOLD]; /* the undecided start of a line */
     size_t nhold;
     char ws[64]; /* whitespace held back: emitted only if more plan follows */

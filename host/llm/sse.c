@@ -27,7 +27,8 @@ static int grow(char **buf, size_t *cap, size_t need)
 {
     if (need <= *cap) return 0;
     size_t n = *cap ? *cap : 256;
-    while (n < need) n *= 2;
+    while (n < need)
+        n *= 2;
     char *p = realloc(*buf, n);
     if (!p) return -1;
     *buf = p;
@@ -53,7 +54,7 @@ static int end_line(sse_reader *r, sse_event_fn fn, void *ud)
     size_t n = r->line_len;
     r->line_len = 0;
     if (n == 0) return dispatch(r, fn, ud);
-    if (n < 5 || memcmp(s, "data", 4) != 0) return 0;     /* other field or comment */
+    if (n < 5 || memcmp(s, "data", 4) != 0) return 0; /* other field or comment */
     if (s[4] != ':') return 0;
     s += 5;
     n -= 5;

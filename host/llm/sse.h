@@ -19,7 +19,7 @@ typedef struct sse_reader {
     char *data; /* the data of the event being read */
     size_t data_len, data_cap;
     int has_data;
-    int last_cr; /* the previous byte was CR: a following LF is the same line end */
+    int last_cr;      /* the previous byte was CR: a following LF is the same line end */
     size_t max_event; /* events larger than this fail (default 4 MiB) */
 } sse_reader;
 
