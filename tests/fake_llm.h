@@ -34,7 +34,7 @@ typedef struct fake_llm {
     char base_url[64];
 } fake_llm;
 
-static void fake_llm_path(char *out, size_t n)
+static inline void fake_llm_path(char *out, size_t n)
 {
     const char *src = getenv("SRC");
     if (src && *src) {
@@ -52,7 +52,7 @@ static void fake_llm_path(char *out, size_t n)
 /* Starts the server with SCRIPT_JSON (see fake_llm.py) and waits for its port
  * (up to 20 s). TOKEN_RATE is the default tokens/s (0 = as fast as possible).
  * Returns 0 or -1 with a message on stderr. */
-static int fake_llm_start(fake_llm *f, const char *script_json, double token_rate)
+static inline int fake_llm_start(fake_llm *f, const char *script_json, double token_rate)
 {
     memset(f, 0, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "/tmp/aloft-fake-llm-XXXXXX");
@@ -105,7 +105,7 @@ static int fake_llm_start(fake_llm *f, const char *script_json, double token_rat
     return -1;
 }
 
-static void fake_llm_stop(fake_llm *f)
+static inline void fake_llm_stop(fake_llm *f)
 {
     if (f->pid > 0) {
         kill(f->pid, SIGTERM);
@@ -119,7 +119,7 @@ static void fake_llm_stop(fake_llm *f)
 }
 
 /* The requests the server has logged so far, as a JSON array (caller frees). */
-static cJSON *fake_llm_requests(const fake_llm *f)
+static inline cJSON *fake_llm_requests(const fake_llm *f)
 {
     cJSON *arr = cJSON_CreateArray();
     FILE *fp = fopen(f->log, "r");
@@ -135,7 +135,7 @@ static cJSON *fake_llm_requests(const fake_llm *f)
     return arr;
 }
 
-static int fake_llm_count(const fake_llm *f)
+static inline int fake_llm_count(const fake_llm *f)
 {
     cJSON *arr = fake_llm_requests(f);
     int n = cJSON_GetArraySize(arr);

@@ -193,7 +193,7 @@ class Handler(BaseHTTPRequestHandler):
                     break
                 if fault == "stall" and i == stall_at:
                     time.sleep(float(resp.get("stall_seconds", 30)))
-                if i and gap:
+                if gap:  # each token costs 1/rate, the first one too (as in batch mode)
                     time.sleep(gap)
                 self.event(self.delta(content=tok))
             if fault == "truncate":

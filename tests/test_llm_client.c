@@ -6,6 +6,7 @@
 #include "fake_llm.h"
 #include "llm/llm.h"
 #include "llm/plan_text.h"
+#include "llm/prompt.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -436,6 +437,40 @@ static void test_defaults_come_from_the_environment(void)
           "fallbacks wrong");
 }
 
+/* What the mission controller will do after a checker failure: the retry
+ * prompt, as the server receives it, carries the plan and its diagnostics. */
+static void test_retry_prompt_reaches_the_server_with_diagnostics(void)
+{
+    run r;
+    if (start(&r, "[{\"content\":\"tu(90)\"}]") < 0) return;
+    char err[256];
+    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    prompt_set *ps = prompt_load(NULL, err, sizeof err);
+    prompt_msgs pm = {0};
+    CHECK(reg && ps &&
+              prompt_retry(ps, reg, "turn left", "", "turnleft(90)",
+                           "1:1: unknown skill 'turnleft' (did you mean 'turn_ccw' / 'tu'?)", "",
+                           &pm, err, sizeof err) == 0,
+          "retry prompt: %s", err);
+    llm_message m[2];
+    llm_request req = {m, prompt_msgs_to_llm(&pm, m), NULL, NULL, NULL};
+    llm_call(&r.cfg, &req, &r.res);
+    CHECK(r.res.status == LLM_OK, "status %s: %s", llm_status_name(r.res.status), r.res.error);
+    cJSON *reqs = fake_llm_requests(&r.f);
+    const cJSON *msgs_sent = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(reqs, 0), "body"), "messages");
+    const char *sys = str_at(cJSON_GetArrayItem(msgs_sent, 0), "content", NULL);
+    const char *user = str_at(cJSON_GetArrayItem(msgs_sent, 1), "content", NULL);
+    CHECK(sys && strstr(sys, "tu turn_ccw(degrees:int)"), "skills not sent");
+    CHECK(user && strstr(user, "1:1: unknown skill 'turnleft'") && strstr(user, "turnleft(90)"),
+          "diagnostics not sent: %s", user ? user : "(none)");
+    cJSON_Delete(reqs);
+    prompt_msgs_free(&pm);
+    prompt_free(ps);
+    registry_free(reg);
+    finish(&r);
+}
+
 int main(void)
 {
     test_defaults_come_from_the_environment();
@@ -455,6 +490,7 @@ int main(void)
     test_callback_can_abort_the_transfer();
     test_cancel_flag_stops_a_call_in_flight();
     test_unreachable_server_is_a_network_error();
+    test_retry_prompt_reaches_the_server_with_diagnostics();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
