@@ -22,9 +22,11 @@ exhausted". A RESPONSE is an object:
     "500" / "502" / "503"   that status with an error object
     "401" / "403" / "404"   that status with an error object
     "stall"         stream stall_after tokens (default 2) then go silent
-                    for stall_seconds (default 30)
+                    for stall_seconds (default 30); not streaming: answer
+                    only after stall_seconds
     "truncate"      stream truncate_after tokens (default 2) then drop the
-                    connection without ending the chunked body
+                    connection without ending the chunked body; not
+                    streaming: send half the body, then drop the connection
     "truncate_clean" stream truncate_after tokens then end the body cleanly
                     but without finish_reason or [DONE]
     "malformed"     send broken JSON (in a stream: after truncate_after tokens)
@@ -138,8 +140,21 @@ class Handler(BaseHTTPRequestHandler):
         ntok = len(split_tokens(content))
         if rate:
             delay += ntok / float(rate)
+        if fault == "stall":
+            delay += float(resp.get("stall_seconds", 30))
         if delay:
             time.sleep(delay)
+        if fault in ("truncate", "truncate_clean"):
+            data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            self.connection.shutdown(2)
+            return
         if fault == "malformed":
             data = b'{"id":"x","choices":[{"message":{"content":'
             self.send_response(200)

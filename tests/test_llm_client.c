@@ -256,6 +256,30 @@ static void test_truncated_stream_is_detected_not_retried(void)
     }
 }
 
+static void test_non_streaming_faults(void)
+{
+    run r;
+    /* half a body, then the connection drops: nothing was delivered, so retry */
+    if (start(&r, "[{\"content\":\"s,apple;a\",\"fault\":\"truncate\"},{\"content\":\"a\"}]") < 0)
+        return;
+    r.cfg.stream = false;
+    call(&r);
+    CHECK(r.res.status == LLM_OK && r.res.attempts == 2 && strcmp(r.res.text, "a") == 0,
+          "cut body: status %s attempts %d [%s]: %s", llm_status_name(r.res.status), r.res.attempts,
+          r.res.text, r.res.error);
+    finish(&r);
+
+    /* a server that never answers hits the total timeout */
+    if (start(&r, "[{\"content\":\"a\",\"fault\":\"stall\",\"stall_seconds\":60}]") < 0) return;
+    r.cfg.stream = false;
+    r.cfg.total_timeout_ms = 1000;
+    call(&r);
+    CHECK(r.res.status == LLM_E_TIMEOUT, "stalled batch: status %s: %s",
+          llm_status_name(r.res.status), r.res.error);
+    CHECK(r.res.latency_ms < 30000, "total timeout took %.0f ms", r.res.latency_ms);
+    finish(&r);
+}
+
 static void test_stream_cut_before_any_content_is_retried(void)
 {
     run r;
@@ -484,6 +508,7 @@ int main(void)
     test_truncated_stream_is_detected_not_retried();
     test_stream_cut_before_any_content_is_retried();
     test_stalled_stream_hits_the_idle_timeout();
+    test_non_streaming_faults();
     test_malformed_json_is_a_protocol_error();
     test_error_object_mid_stream_is_reported();
     test_prose_reply_arrives_and_is_recognised();

@@ -262,6 +262,9 @@ int main(void)
     test_user_directory_overrides_one_file(reg, dir);
     test_unknown_placeholder_fails_at_load(dir);
     test_missing_required_placeholder_fails_at_load(dir);
+    prompt_set *none = prompt_load("/nonexistent/aloft-prompts", err, sizeof err);
+    CHECK(none == NULL && HAS(err, "/nonexistent/aloft-prompts"),
+          "a missing prompt directory was ignored: %s", err);
     rmdir(dir);
     prompt_free(ps);
     registry_free(reg);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PROMPT_FILE_MAX (256u * 1024u)
 
@@ -241,6 +242,15 @@ void prompt_free(prompt_set *ps)
 
 prompt_set *prompt_load(const char *dir, char *err, size_t errlen)
 {
+    struct stat st;
+    if (dir && stat(dir, &st) < 0) {
+        set_err(err, errlen, "prompt directory %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    if (dir && !S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "prompt directory %s: not a directory", dir);
+        return NULL;
+    }
     prompt_set *ps = calloc(1, sizeof *ps);
     if (!ps) {
         set_err(err, errlen, "out of memory");
