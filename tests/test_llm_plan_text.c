@@ -105,6 +105,9 @@ static void test_fences_are_stripped(void)
     expect("```\n\n  8{?iv('bottle'){->True}tc(45)}\n\n```", PLAN_TEXT_OK,
            "8{?iv('bottle'){->True}tc(45)}");
     expect("```minispec\ns,apple;a```", PLAN_TEXT_OK, "s,apple;a");
+    expect("`g('chair_1')`", PLAN_TEXT_OK, "g('chair_1')");
+    expect("Plan: `tc(90);a` should work.", PLAN_TEXT_OK, "tc(90);a");
+    expect("`a`\n`b`", PLAN_TEXT_OK, "a");
 }
 
 static void test_labels_are_dropped(void)

@@ -10,7 +10,7 @@
 
 enum { S_LINE, S_PLAN, S_SKIP };
 
-enum line_kind { L_UNDECIDED, L_BLANK, L_PLAN, L_PROSE, L_FENCE, L_LABEL };
+enum line_kind { L_UNDECIDED, L_BLANK, L_PLAN, L_PROSE, L_FENCE, L_LABEL, L_INLINE };
 
 void plan_stream_init(plan_stream *s)
 {
@@ -61,7 +61,11 @@ static enum line_kind classify(const char *s, size_t n, bool final, size_t *cut)
     if (i == n) return final ? L_BLANK : L_UNDECIDED;
     unsigned char c = (unsigned char)s[i];
 
-    if (c == '`') {
+    if (c == '`') { /* a fence, or inline code: `g('chair_1')` */
+        if (n - i >= 2 && s[i + 1] != '`') {
+            *cut = i + 1;
+            return L_INLINE;
+        }
         if (n - i < 3) return later;
         return memcmp(s + i, "```", 3) == 0 ? L_FENCE : L_PROSE;
     }
@@ -88,7 +92,7 @@ static enum line_kind classify(const char *s, size_t n, bool final, size_t *cut)
         *cut = j + 1;
         return L_LABEL;
     }
-    if (in_set(s[j], "(,;{}=")) return L_PLAN;
+    if (in_set(s[j], "(,;{}=`")) return L_PLAN; /* "a`": a closing backtick */
     if (s[j] != ' ' && s[j] != '\t') return L_PROSE;
     size_t k = skip_blanks(s, j, n);
     if (k == n) return final ? L_PLAN : L_UNDECIDED;
@@ -154,7 +158,7 @@ static void end_plan(plan_stream *s)
 static void plan_byte(plan_stream *s, out *o, char c)
 {
     if (c == '`') {
-        if (++s->ticks == 3) end_plan(s);
+        if (s->inline_code || ++s->ticks == 3) end_plan(s);
         return;
     }
     for (; s->ticks > 0; s->ticks--)
@@ -180,6 +184,15 @@ static bool decide(plan_stream *s, out *o, bool final)
             memmove(s->hold, s->hold + cut, s->nhold - cut);
             s->nhold -= cut;
             continue; /* judge what follows the label on the same line */
+        case L_INLINE:
+            if (s->emitted || s->inline_code) {
+                end_plan(s);
+                return true;
+            }
+            s->inline_code = true;
+            memmove(s->hold, s->hold + cut, s->nhold - cut);
+            s->nhold -= cut;
+            continue;
         case L_FENCE:
             s->nhold = 0;
             if (s->emitted)

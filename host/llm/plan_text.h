@@ -14,7 +14,8 @@
  * How a line outside a fence is judged: a line that starts like MiniSpec
  * (`?`, `_`, `->`, a loop count and `{`, a name followed by `(`, `,`, `;`,
  * `{` or `=`, or a single word) is plan; a word followed by `:` is a label
- * and dropped; a fence line opens (or closes) a block; anything else is
+ * and dropped; a fence line opens (or closes) a block; a single backtick
+ * opens inline code, which the next backtick closes; anything else is
  * prose. Prose before the plan is skipped; prose after it ends the plan.
  * Inside a fence everything is plan until the closing fence.
  */
@@ -38,6 +39,7 @@ typedef int (*plan_text_emit_fn)(void *ud, const char *text, size_t len);
 typedef struct plan_stream {
     int state;
     bool fenced;                 /* inside a ``` block */
+    bool inline_code;            /* the plan opened with a single backtick */
     bool saw_prose;              /* a prose line was dropped */
     bool done;                   /* the plan has ended; later input is ignored */
     size_t emitted;              /* plan bytes passed on */
