@@ -176,6 +176,48 @@ static void test_plan_bytes_pass_before_the_reply_ends(void)
     CHECK(strcmp(s.buf, "scan('apple');tc(90); a") == 0, "inner blank lost: [%s]", s.buf);
 }
 
+/* Random replies built from the pieces that matter: however a reply is cut
+ * into deltas, the plan is the same, and it never keeps a fence or edge
+ * whitespace. A fixed seed keeps the test repeatable. */
+static void test_any_split_gives_the_same_plan(void)
+{
+    static const char *const pieces[] = {
+        "```",   "minispec", "\n", "\r\n", "response:", " ",       "s,apple", ";",
+        "Sure!", "`",        "{",  "}",    "tc(90)",    "Here is", "->True",  "1.",
+        "- ",    "Plan:",    "a",  "_1=",  "?iv('x')",  "3{",      "'",       "\t",
+    };
+    const int npieces = (int)(sizeof pieces / sizeof pieces[0]);
+    unsigned seed = 12345;
+    for (int round = 0; round < 3000; round++) {
+        char reply[512] = "";
+        int parts = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 12;
+        for (int i = 0; i < parts; i++) {
+            seed = seed * 1103515245u + 12345u;
+            strcat(reply, pieces[(seed >> 16) % (unsigned)npieces]);
+        }
+        char *whole = NULL;
+        size_t len = 0;
+        plan_text_status st = plan_text_clean(reply, strlen(reply), &whole, &len);
+        if (!whole) {
+            CHECK(0, "out of memory");
+            return;
+        }
+        CHECK(!strstr(whole, "```"), "fence kept: [%s] from [%s]", whole, reply);
+        CHECK(len == 0 || (!strchr(" \t\r\n", whole[0]) && !strchr(" \t\r\n", whole[len - 1])),
+              "edge whitespace kept: [%s] from [%s]", whole, reply);
+        CHECK((st == PLAN_TEXT_OK) == (len > 0), "status %s with plan [%s]",
+              plan_text_status_name(st), whole);
+        for (size_t chunk = 1; chunk <= 5; chunk++) {
+            sink sk;
+            plan_text_status st2 = run_stream(reply, chunk, &sk);
+            CHECK(st2 == st && strcmp(sk.buf, whole) == 0,
+                  "[%s] in %zu-byte pieces: [%s] %s, whole: [%s] %s", reply, chunk, sk.buf,
+                  plan_text_status_name(st2), whole, plan_text_status_name(st));
+        }
+        free(whole);
+    }
+}
+
 int main(void)
 {
     test_plain_plans_pass_unchanged();
@@ -186,6 +228,7 @@ int main(void)
     test_prose_without_plan_is_detected();
     test_empty_replies();
     test_plan_bytes_pass_before_the_reply_ends();
+    test_any_split_gives_the_same_plan();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
