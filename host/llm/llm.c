@@ -522,6 +522,10 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
     long backoff = cfg->backoff_ms;
 
     for (int i = 0;; i++) {
+        if (req->cancel && atomic_load(req->cancel)) {
+            set_error(out, LLM_E_CANCELLED, "cancelled");
+            break;
+        }
         attempt a = {.cfg = cfg, .req = req, .t_call = t0, .ttft = &out->ttft_ms};
         sse_init(&a.sse);
         long code, retry_after;

@@ -89,8 +89,8 @@ typedef struct llm_result {
     llm_status status;
     int http_status;        /* of the last attempt; 0 if none got a response */
     char *text;             /* malloc'd, NUL-terminated: all content received */
-    size_t len;             /* (even on failure: what arrived before it) */
-    char finish_reason[32]; /* "stop", "length", ... or "" */
+    size_t len;             /* (even on failure: what arrived, and was delivered, before it) */
+    char finish_reason[32]; /* "stop"; "length" = cut by max_tokens: the plan may be incomplete */
     bool usage_known;       /* the server reported usage */
     int prompt_tokens;
     int completion_tokens;
