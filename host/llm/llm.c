@@ -511,6 +511,10 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
     snprintf(url, sizeof url, "%.*s/chat/completions", (int)blen, cfg->base_url);
 
     char *body = request_json(cfg, req);
+    if (!body) {
+        set_error(out, LLM_E_CONFIG, "out of memory while building the request");
+        goto done;
+    }
     struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     if (cfg->stream) hdrs = curl_slist_append(hdrs, "Accept: text/event-stream");
     if (*cfg->api_key) {
