@@ -27,7 +27,7 @@ return {
   returns = "bool",
   run = function(object_name)
     if object_name == nil then return move_forward(100) end
-    for _ = 1, 3 do
+    for _ = 1, 4 do
       local w1 = object_width(object_name)
       if w1 == false then return false end
       if w1 > 0.5 then return true end -- it fills the view: close enough
@@ -36,9 +36,12 @@ return {
       local w2 = object_width(object_name)
       if w2 == false then return true end -- passed under/over it: close
       if w2 <= w1 then return false end  -- not getting closer
-      local left = STEP * w1 / (w2 - w1)
-      if left <= GAP + 10 then return true end
-      if not fly(math.floor(left - GAP)) then return is_visible(object_name) end
+      local left = STEP * w1 / (w2 - w1) - GAP
+      if left <= 10 then return true end
+      -- Far away the estimate is rough: cover half and measure again.
+      if left > 300 then left = left / 2 end
+      if not fly(math.floor(left)) then return is_visible(object_name) end
+      if left <= 300 then return true end
     end
     return true
   end,
