@@ -28,7 +28,7 @@ typedef struct sim_options {
 } sim_options;
 
 /* Opens a simulated drone in a copy of SCENE, landed at the start pose
- * (takeoff lifts it to the scene's start height). Free with
+ * (takeoff puts it at the scene's start height at once). Free with
  * d->ops->destroy(d). Returns NULL with a message only if out of memory. */
 drone *sim_open(const scene *s, const sim_options *opts, char *err, size_t errlen);
 
