@@ -14,7 +14,7 @@ static int failures;
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
             failures++;                                                                            \
         }                                                                                          \
     } while (0)
@@ -69,7 +69,7 @@ static void test_geofence_refuses_and_allows_return(void)
     CHECK(g->ops->move(g, DRONE_FORWARD, 100, err, sizeof err) == -1);
     CHECK(constraints_refused(g));
     CHECK(strstr(err, "geofence") != NULL);
-    CHECK(fabs(pose_of(g).y - 250) < 1e-6); /* did not move */
+    CHECK(fabs(pose_of(g).y - 250) < 1e-6);                          /* did not move */
     CHECK(g->ops->move(g, DRONE_RIGHT, 200, err, sizeof err) == -1); /* hypot(200,250) > 300 */
     CHECK(g->ops->move(g, DRONE_BACK, 400, err, sizeof err) == 0);   /* ends at -150: inside */
     CHECK(!constraints_refused(g));
@@ -121,7 +121,9 @@ int main(void)
     test_longest_move();
     test_battery_reserve();
     test_driver_failure_is_not_a_refusal();
-    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-    else printf("test_constraints: ok\n");
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("test_constraints: ok\n");
     return failures != 0;
 }
