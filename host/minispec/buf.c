@@ -7,7 +7,8 @@
 static void grow(ms_buf *b, size_t need)
 {
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     char *p = realloc(b->data, cap);
     if (!p) {
         fputs("aloft: out of memory\n", stderr);
@@ -46,7 +47,8 @@ void ms_buf_addi(ms_buf *b, long long v)
 
 void ms_buf_indent(ms_buf *b, int levels)
 {
-    for (int i = 0; i < levels; i++) ms_buf_add(b, "  ", 2);
+    for (int i = 0; i < levels; i++)
+        ms_buf_add(b, "  ", 2);
 }
 
 char *ms_buf_take(ms_buf *b)

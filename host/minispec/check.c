@@ -72,7 +72,8 @@ static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
 {
     int row[SKILL_NAME_MAX + 1];
     if (nb > SKILL_NAME_MAX) nb = SKILL_NAME_MAX;
-    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
     for (size_t i = 1; i <= na; i++) {
         int diag = row[0];
         row[0] = (int)i;
@@ -237,7 +238,8 @@ void ms_define(ms_parser *P, long var)
     size_t byte = (size_t)var / 8;
     if (byte >= P->defined_bytes) {
         size_t n = P->defined_bytes ? P->defined_bytes : 8;
-        while (n <= byte) n *= 2;
+        while (n <= byte)
+            n *= 2;
         unsigned char *p = realloc(P->defined, n);
         if (!p) abort();
         memset(p + P->defined_bytes, 0, n - P->defined_bytes);

@@ -25,8 +25,8 @@ static void collect(ms_parser *P, ms_result *out)
     if (P->dropped_diags) {
         /* one line for the rest, after the last one shown */
         ms_diag more = P->diags[P->ndiags - 1];
-        snprintf(more.message, sizeof more.message, "%d more error%s not shown",
-                 P->dropped_diags, P->dropped_diags == 1 ? "" : "s");
+        snprintf(more.message, sizeof more.message, "%d more error%s not shown", P->dropped_diags,
+                 P->dropped_diags == 1 ? "" : "s");
         P->diags = realloc(P->diags, (size_t)(P->ndiags + 1) * sizeof *P->diags);
         if (!P->diags) abort();
         P->diags[P->ndiags++] = more;
@@ -53,8 +53,8 @@ static void run(ms_parser *P)
     }
 }
 
-int minispec_compile(const skill_registry *reg, const char *src, size_t len,
-                     const ms_options *opts, ms_result *out)
+int minispec_compile(const skill_registry *reg, const char *src, size_t len, const ms_options *opts,
+                     ms_result *out)
 {
     memset(out, 0, sizeof *out);
     ms_options plan = opts ? *opts : (ms_options){0};
@@ -74,8 +74,8 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len,
     return out->ok ? 0 : -1;
 }
 
-int minispec_compile_definition(const skill_registry *reg, const char *src, size_t len,
-                                int nparams, const ms_options *opts, ms_result *out)
+int minispec_compile_definition(const skill_registry *reg, const char *src, size_t len, int nparams,
+                                const ms_options *opts, ms_result *out)
 {
     memset(out, 0, sizeof *out);
     ms_options def = opts ? *opts : (ms_options){0};
@@ -109,7 +109,8 @@ void ms_result_free(ms_result *r)
     if (!r) return;
     free(r->lua);
     free(r->diags);
-    for (int i = 0; i < r->nskills; i++) free(r->skills[i]);
+    for (int i = 0; i < r->nskills; i++)
+        free(r->skills[i]);
     free(r->skills);
     memset(r, 0, sizeof *r);
 }

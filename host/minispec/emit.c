@@ -84,8 +84,10 @@ void ms_emit_truth(ms_buf *out, const ms_expr *e)
 
 static void emit_truth_at(ms_buf *out, const ms_expr *e, int need)
 {
-    if (boolean(e)) emit_at(out, e, need);
-    else ms_emit_truth(out, e);
+    if (boolean(e))
+        emit_at(out, e, need);
+    else
+        ms_emit_truth(out, e);
 }
 
 void ms_emit_string(ms_buf *out, const char *s, size_t n)
@@ -101,9 +103,12 @@ void ms_emit_string(ms_buf *out, const char *s, size_t n)
         ms_buf_add(out, s + i - run, run);
         run = 0;
         char esc[8];
-        if (c == '"') ms_buf_add(out, "\\\"", 2);
-        else if (c == '\\') ms_buf_add(out, "\\\\", 2);
-        else if (c == '\n') ms_buf_add(out, "\\n", 2);
+        if (c == '"')
+            ms_buf_add(out, "\\\"", 2);
+        else if (c == '\\')
+            ms_buf_add(out, "\\\\", 2);
+        else if (c == '\n')
+            ms_buf_add(out, "\\n", 2);
         else {
             snprintf(esc, sizeof esc, "\\%03u", c);
             ms_buf_adds(out, esc);

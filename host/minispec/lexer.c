@@ -61,7 +61,8 @@ static bool unknown_at(const ms_lexer *lx, size_t i)
 
 static ms_token finish(ms_lexer *lx, ms_token t, ms_tok_kind kind, size_t n, bool partial)
 {
-    for (size_t i = 0; i < n; i++) advance(lx);
+    for (size_t i = 0; i < n; i++)
+        advance(lx);
     t.kind = kind;
     t.len = lx->at.pos - t.off;
     t.partial = partial;
@@ -109,13 +110,15 @@ static ms_token scan_string(ms_lexer *lx, ms_token t)
 static ms_token scan_number(ms_lexer *lx, ms_token t)
 {
     size_t i = lx->at.pos;
-    while (is_digit(peek_at(lx, i))) i++;
+    while (is_digit(peek_at(lx, i)))
+        i++;
     if (unknown_at(lx, i)) return finish(lx, t, MS_T_INT, i - lx->at.pos, true);
     if (peek_at(lx, i) != '.') return finish(lx, t, MS_T_INT, i - lx->at.pos, false);
     if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_INT, i - lx->at.pos, true);
     if (!is_digit(peek_at(lx, i + 1))) return finish(lx, t, MS_T_INT, i - lx->at.pos, false);
     i++;
-    while (is_digit(peek_at(lx, i))) i++;
+    while (is_digit(peek_at(lx, i)))
+        i++;
     return finish(lx, t, MS_T_FLOAT, i - lx->at.pos, unknown_at(lx, i));
 }
 
@@ -125,14 +128,16 @@ static ms_token scan_name(ms_lexer *lx, ms_token t)
     int first = peek_at(lx, lx->at.pos);
     size_t i = lx->at.pos + 1;
     if (first == '_' || first == '$') {
-        while (is_digit(peek_at(lx, i))) i++;
+        while (is_digit(peek_at(lx, i)))
+            i++;
         bool digits = i > lx->at.pos + 1;
         if (digits && !is_alnum(peek_at(lx, i)))
             return finish(lx, t, first == '_' ? MS_T_VAR : MS_T_ARG, i - lx->at.pos,
                           unknown_at(lx, i));
         if (unknown_at(lx, i))
             return finish(lx, t, first == '_' ? MS_T_VAR : MS_T_ARG, i - lx->at.pos, true);
-        while (is_alnum(peek_at(lx, i))) i++;
+        while (is_alnum(peek_at(lx, i)))
+            i++;
         if (unknown_at(lx, i))
             return finish(lx, t, first == '_' ? MS_T_VAR : MS_T_ARG, i - lx->at.pos, true);
         char name[40];
@@ -144,7 +149,8 @@ static ms_token scan_name(ms_lexer *lx, ms_token t)
                                         : "'%s' is not an argument (arguments are $1, $2, ...)",
                            name);
     }
-    while (is_alnum(peek_at(lx, i))) i++;
+    while (is_alnum(peek_at(lx, i)))
+        i++;
     return finish(lx, t, MS_T_WORD, i - lx->at.pos, unknown_at(lx, i));
 }
 
@@ -209,7 +215,8 @@ ms_token ms_lexer_next(ms_lexer *lx)
     /* Anything else: report the whole UTF-8 character. */
     size_t n = 1;
     if (c >= 0xC0) {
-        while (n < 4 && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80) n++;
+        while (n < 4 && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80)
+            n++;
     }
     char shown[16];
     if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xC0))

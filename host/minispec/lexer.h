@@ -16,34 +16,34 @@
 
 typedef enum ms_tok_kind {
     MS_T_EOF = 0,
-    MS_T_ERROR,  /* bad character or unterminated string; message in ms_lexer.error */
-    MS_T_WORD,   /* a skill name, a bare word, True/False/None */
-    MS_T_INT,    /* 45 */
-    MS_T_FLOAT,  /* 0.6 */
-    MS_T_STRING, /* 'text' or "text" */
-    MS_T_VAR,    /* _1 */
-    MS_T_ARG,    /* $1 */
-    MS_T_SEMI,   /* ; */
-    MS_T_LBRACE, /* { */
-    MS_T_RBRACE, /* } */
-    MS_T_LPAREN, /* ( */
-    MS_T_RPAREN, /* ) */
-    MS_T_COMMA,  /* , */
+    MS_T_ERROR,    /* bad character or unterminated string; message in ms_lexer.error */
+    MS_T_WORD,     /* a skill name, a bare word, True/False/None */
+    MS_T_INT,      /* 45 */
+    MS_T_FLOAT,    /* 0.6 */
+    MS_T_STRING,   /* 'text' or "text" */
+    MS_T_VAR,      /* _1 */
+    MS_T_ARG,      /* $1 */
+    MS_T_SEMI,     /* ; */
+    MS_T_LBRACE,   /* { */
+    MS_T_RBRACE,   /* } */
+    MS_T_LPAREN,   /* ( */
+    MS_T_RPAREN,   /* ) */
+    MS_T_COMMA,    /* , */
     MS_T_QUESTION, /* ? */
-    MS_T_ARROW,  /* -> */
-    MS_T_ASSIGN, /* = */
-    MS_T_EQ,     /* == */
-    MS_T_NE,     /* != */
-    MS_T_LT,     /* < */
-    MS_T_GT,     /* > */
-    MS_T_LE,     /* <= */
-    MS_T_GE,     /* >= */
-    MS_T_AND,    /* & */
-    MS_T_OR,     /* | */
-    MS_T_PLUS,   /* + */
-    MS_T_MINUS,  /* - */
-    MS_T_STAR,   /* * */
-    MS_T_SLASH,  /* / */
+    MS_T_ARROW,    /* -> */
+    MS_T_ASSIGN,   /* = */
+    MS_T_EQ,       /* == */
+    MS_T_NE,       /* != */
+    MS_T_LT,       /* < */
+    MS_T_GT,       /* > */
+    MS_T_LE,       /* <= */
+    MS_T_GE,       /* >= */
+    MS_T_AND,      /* & */
+    MS_T_OR,       /* | */
+    MS_T_PLUS,     /* + */
+    MS_T_MINUS,    /* - */
+    MS_T_STAR,     /* * */
+    MS_T_SLASH,    /* / */
 } ms_tok_kind;
 
 typedef struct ms_token {

@@ -45,8 +45,7 @@ static void *grow_array(void *p, int *cap, size_t elem)
 
 /* ---- diagnostics ---- */
 
-static void vdiag(ms_diag **arr, int *n, int *cap, int line, int col, const char *fmt,
-                  va_list ap)
+static void vdiag(ms_diag **arr, int *n, int *cap, int line, int col, const char *fmt, va_list ap)
 {
     if (*n == *cap) *arr = grow_array(*arr, cap, sizeof **arr);
     ms_diag *d = &(*arr)[(*n)++];
@@ -59,8 +58,10 @@ void ms_parser_diag(ms_parser *P, int line, int col, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (P->ndiags >= MS_MAX_DIAGS) P->dropped_diags++;
-    else vdiag(&P->diags, &P->ndiags, &P->cap_diags, line, col, fmt, ap);
+    if (P->ndiags >= MS_MAX_DIAGS)
+        P->dropped_diags++;
+    else
+        vdiag(&P->diags, &P->ndiags, &P->cap_diags, line, col, fmt, ap);
     va_end(ap);
 }
 
@@ -118,25 +119,15 @@ static const char *describe(ms_parser *P, const ms_token *t, char *out, size_t o
     }
     int n = t->len > 24 ? 24 : (int)t->len;
     const char *kind = "";
-    if (t->kind == MS_T_INT || t->kind == MS_T_FLOAT) kind = "number ";
-    else if (t->kind == MS_T_STRING) kind = "string ";
+    if (t->kind == MS_T_INT || t->kind == MS_T_FLOAT)
+        kind = "number ";
+    else if (t->kind == MS_T_STRING)
+        kind = "string ";
     if (t->kind == MS_T_STRING) /* strings show their own quotes */
         snprintf(out, outlen, "string %.*s%s", n, P->lx.src + t->off, t->len > 24 ? "..." : "");
     else
-        snprintf(out, outlen, "%s'%.*s%s'", kind, n, P->lx.src + t->off,
-                 t->len > 24 ? "..." : "");
+        snprintf(out, outlen, "%s'%.*s%s'", kind, n, P->lx.src + t->off, t->len > 24 ? "..." : "");
     return out;
-}
-
-static ms_token expect(ms_parser *P, ms_tok_kind kind, const char *context)
-{
-    const ms_token *t = peek(P);
-    if (t->kind != kind) {
-        char what[64];
-        syntax_error(P, t, "expected %s %s, found %s", ms_tok_kind_name(kind), context,
-                     describe(P, t, what, sizeof what));
-    }
-    return next(P);
 }
 
 /* ---- syntax tree ---- */
@@ -157,8 +148,9 @@ static ms_expr *new_expr(ms_parser *P, ms_expr_kind kind, const ms_token *at)
 static void enter(ms_parser *P, const ms_token *at)
 {
     if (++P->nesting > MS_MAX_NESTING)
-        syntax_error(P, at, "nested too deeply (more than %d levels of blocks, parentheses "
-                            "and calls)",
+        syntax_error(P, at,
+                     "nested too deeply (more than %d levels of blocks, parentheses "
+                     "and calls)",
                      MS_MAX_NESTING);
 }
 
@@ -272,12 +264,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         e->id = tok.len > 10 ? LONG_MAX : parse_index(P->lx.src + tok.off + 1, tok.len - 1);
         if (!P->in_skill)
             ms_parser_diag_unit(P, tok.line, tok.col,
-                      "%s can only be used inside a skill definition",
-                      describe(P, &tok, what, sizeof what));
+                                "%s can only be used inside a skill definition",
+                                describe(P, &tok, what, sizeof what));
         else if (e->id < 1 || e->id > P->nparams)
-            ms_parser_diag_unit(P, tok.line, tok.col, "%s is out of range: this skill takes %d argument%s",
-                      describe(P, &tok, what, sizeof what), P->nparams,
-                      P->nparams == 1 ? "" : "s");
+            ms_parser_diag_unit(
+                P, tok.line, tok.col, "%s is out of range: this skill takes %d argument%s",
+                describe(P, &tok, what, sizeof what), P->nparams, P->nparams == 1 ? "" : "s");
         return e;
     }
     case MS_T_LPAREN: {
@@ -305,14 +297,14 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         }
         const skill *s = ms_check_skill(P, &tok);
         if (s && s->returns == SKILL_T_NONE)
-            ms_parser_diag_unit(P, tok.line, tok.col, "%s%s has no value; use it as a statement", s->name,
-                      is_replan(s) ? " ends the plan and" : "");
+            ms_parser_diag_unit(P, tok.line, tok.col, "%s%s has no value; use it as a statement",
+                                s->name, is_replan(s) ? " ends the plan and" : "");
         return parse_call(P, &tok, s);
     }
-    case MS_T_ERROR: next(P); /* reports the lexer's message */
+    case MS_T_ERROR:
+        next(P); /* reports the lexer's message */
     /* fallthrough */
-    default:
-        syntax_error(P, t, "expected a value, found %s", describe(P, t, what, sizeof what));
+    default: syntax_error(P, t, "expected a value, found %s", describe(P, t, what, sizeof what));
     }
 }
 
@@ -334,8 +326,7 @@ static bool is_non_number_literal(const ms_expr *e)
            e->kind == MS_E_NONE;
 }
 
-static ms_expr *binary(ms_parser *P, const ms_token *op, ms_expr_kind kind, ms_expr *a,
-                       ms_expr *b)
+static ms_expr *binary(ms_parser *P, const ms_token *op, ms_expr_kind kind, ms_expr *a, ms_expr *b)
 {
     ms_expr *e = new_expr(P, kind, op);
     e->op = op->kind;
@@ -345,9 +336,10 @@ static ms_expr *binary(ms_parser *P, const ms_token *op, ms_expr_kind kind, ms_e
         const ms_expr *bad = is_non_number_literal(a) ? a : is_non_number_literal(b) ? b : NULL;
         if (bad)
             ms_parser_diag_unit(P, op->line, op->col, "'%.*s' needs numbers, got %s", (int)op->len,
-                      P->lx.src + op->off,
-                      bad->kind == MS_E_STRING ? "a string" : bad->kind == MS_E_NONE ? "None"
-                                                                                       : "a bool");
+                                P->lx.src + op->off,
+                                bad->kind == MS_E_STRING ? "a string"
+                                : bad->kind == MS_E_NONE ? "None"
+                                                         : "a bool");
     }
     return e;
 }
@@ -448,8 +440,8 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     long count = parse_index(P->lx.src + num.off, num.len);
     if (count < 1 || count > P->max_loop)
         ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
-                  num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
-                  num.len > 20 ? "..." : "", P->max_loop);
+                            num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
+                            num.len > 20 ? "..." : "", P->max_loop);
     ms_buf_adds(&P->code, "for _ = 1, ");
     ms_buf_addi(&P->code, count);
     ms_buf_adds(&P->code, " do");
@@ -491,8 +483,8 @@ static ms_event_kind parse_assign(ms_parser *P)
     const ms_token *t = peek(P);
     if (t->kind != MS_T_ASSIGN) {
         char what[64];
-        syntax_error(P, t, "expected '=' after %.*s, found %s", (int)var.len,
-                     P->lx.src + var.off, describe(P, t, what, sizeof what));
+        syntax_error(P, t, "expected '=' after %.*s, found %s", (int)var.len, P->lx.src + var.off,
+                     describe(P, t, what, sizeof what));
     }
     next(P);
     ms_expr *e = parse_expr(P, false);
@@ -519,8 +511,7 @@ static ms_event_kind parse_return(ms_parser *P)
 static void quote_line(ms_parser *P, size_t off, char *out, size_t outlen)
 {
     size_t n = 0;
-    while (off + n < P->lx.len && n < 40 && P->lx.src[off + n] != '\n' &&
-           P->lx.src[off + n] != ';')
+    while (off + n < P->lx.len && n < 40 && P->lx.src[off + n] != '\n' && P->lx.src[off + n] != ';')
         n++;
     snprintf(out, outlen, "%.*s%s", (int)n, P->lx.src + off, n == 40 ? "..." : "");
 }
@@ -532,8 +523,8 @@ static ms_event_kind parse_call_statement(ms_parser *P)
     char what[64];
     const ms_token *t = peek(P);
     if (t->kind == MS_T_ASSIGN)
-        syntax_error(P, &name, "cannot assign to '%.*s' (variables are _1, _2, ...)",
-                     (int)name.len, P->lx.src + name.off);
+        syntax_error(P, &name, "cannot assign to '%.*s' (variables are _1, _2, ...)", (int)name.len,
+                     P->lx.src + name.off);
     if (word_is(P, &name, "True") || word_is(P, &name, "False") || word_is(P, &name, "None"))
         syntax_error(P, &name, "expected a statement, found %s",
                      describe(P, &name, what, sizeof what));
@@ -545,8 +536,10 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         quote_line(P, name.off, text, sizeof text);
         syntax_error(P, &name, "expected a MiniSpec statement, found text '%s'", text);
     }
-    if (s) ms_parser_note_skill(P, s);
-    else s = ms_check_skill(P, &name); /* reports it, with a hint */
+    if (s)
+        ms_parser_note_skill(P, s);
+    else
+        s = ms_check_skill(P, &name); /* reports it, with a hint */
     ms_expr *call = parse_call(P, &name, s);
     if (is_replan(s)) {
         ms_buf_adds(&P->code, "do return ms.replan() end");
@@ -602,7 +595,8 @@ static ms_event_kind parse_unit(ms_parser *P, ms_event *ev)
     case MS_T_VAR: return parse_assign(P);
     case MS_T_ARROW: return parse_return(P);
     case MS_T_WORD: return parse_call_statement(P);
-    case MS_T_ERROR: next(P); /* reports the lexer's message */
+    case MS_T_ERROR:
+        next(P); /* reports the lexer's message */
     /* fallthrough */
     default:
         syntax_error(P, t, "expected a statement, found %s", describe(P, t, what, sizeof what));
@@ -655,7 +649,8 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
     }
     for (int i = 0; i < P->nunit_used; i++) {
         int j = 0;
-        while (j < P->nused && P->used[j] != P->unit_used[i]) j++;
+        while (j < P->nused && P->used[j] != P->unit_used[i])
+            j++;
         if (j < P->nused) continue;
         if (P->nused == P->cap_used) P->used = grow_array(P->used, &P->cap_used, sizeof *P->used);
         P->used[P->nused++] = P->unit_used[i];
@@ -753,8 +748,10 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         }
         if (jumped == JMP_SYNTAX) {
             commit(P, MS_EV_NONE, ev);
-            if (!P->recover) P->stopped = true;
-            else resync(P);
+            if (!P->recover)
+                P->stopped = true;
+            else
+                resync(P);
             ev->kind = MS_EV_ERROR;
             ev->diag = P->ndiags > first_diag ? &P->diags[first_diag] : NULL;
             return MS_EV_ERROR;

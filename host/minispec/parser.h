@@ -30,17 +30,17 @@ typedef struct ms_expr ms_expr;
 
 typedef struct ms_open_block {
     ms_block_kind kind;
-    int line, col;      /* of its '{' */
-    long count;         /* loop iterations */
-    size_t body_start;  /* offset of the body in the whole-plan Lua */
-    size_t defs_mark;   /* assigned-variable log length at the '{' */
+    int line, col;     /* of its '{' */
+    long count;        /* loop iterations */
+    size_t body_start; /* offset of the body in the whole-plan Lua */
+    size_t defs_mark;  /* assigned-variable log length at the '{' */
 } ms_open_block;
 
 typedef struct ms_parser {
     const skill_registry *reg;
     int max_loop, nparams;
     bool in_skill; /* compiling a skill definition: $N allowed */
-    bool recover; /* whole plan: report every error; stream: stop at the first */
+    bool recover;  /* whole plan: report every error; stream: stop at the first */
 
     ms_lexer lx; /* positioned at the start of the current unit */
     ms_token ahead;
@@ -48,9 +48,9 @@ typedef struct ms_parser {
     ms_lexpos before_ahead; /* where the lookahead token starts */
     int nesting;
 
-    ms_buf lua;  /* the whole-plan Lua so far */
-    int indent;  /* of the next line */
-    ms_buf code; /* the current unit's Lua */
+    ms_buf lua;   /* the whole-plan Lua so far */
+    int indent;   /* of the next line */
+    ms_buf code;  /* the current unit's Lua */
     ms_buf chunk; /* the current event's chunk */
 
     ms_open_block *blocks;
@@ -150,9 +150,9 @@ struct ms_expr {
     int line, col;
     const char *text; /* NUMBER: its digits; STRING: decoded bytes */
     size_t len;
-    bool is_int;      /* NUMBER */
-    double value;     /* NUMBER */
-    long id;          /* VAR, ARG */
+    bool is_int;        /* NUMBER */
+    double value;       /* NUMBER */
+    long id;            /* VAR, ARG */
     const skill *skill; /* CALL (NULL when unknown) */
     ms_expr **args;
     int nargs;

@@ -17,9 +17,8 @@ int minispec_compile_skill(const skill_registry *reg, skill *s, char *err, size_
     ms_result r;
     if (minispec_compile_definition(reg, s->minispec, strlen(s->minispec), s->nargs, NULL, &r)) {
         const ms_diag *d = r.ndiags ? &r.diags[0] : NULL;
-        snprintf(err, errlen, "%s: minispec %d:%d: %s%s", s->path ? s->path : s->name,
-                 d ? d->line : 0, d ? d->col : 0, d ? d->message : "invalid definition",
-                 r.ndiags > 1 ? " (and more)" : "");
+        snprintf(err, errlen, "minispec %d:%d: %s%s", d ? d->line : 0, d ? d->col : 0,
+                 d ? d->message : "invalid definition", r.ndiags > 1 ? " (and more)" : "");
         ms_result_free(&r);
         return -1;
     }

@@ -60,7 +60,7 @@ typedef struct ms_event {
     int line, col;   /* where it starts */
     const char *lua; /* chunk (see above), NUL-terminated; valid until the next call */
     size_t lua_len;
-    const char *code; /* the statement's Lua alone, as in the whole-plan chunk */
+    const char *code;    /* the statement's Lua alone, as in the whole-plan chunk */
     ms_block_kind block; /* BLOCK_BEGIN / BLOCK_END */
     long count;          /* loop iteration count */
     int depth;           /* blocks open around this event */
