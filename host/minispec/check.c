@@ -131,7 +131,8 @@ void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char
             }
         }
     }
-    int limit = len <= 3 ? 1 : (int)len / 3;
+    /* one- and two-letter names are too short to guess from */
+    int limit = len <= 2 ? 0 : len == 3 ? 1 : (int)len / 3;
     if (best && best_d <= limit) format_hint(best, out, outlen);
 }
 

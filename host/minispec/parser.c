@@ -83,6 +83,9 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
     va_start(ap, fmt);
     vdiag(&P->pending, &P->npending, &P->cap_pending, at->line, at->col, fmt, ap);
     va_end(ap);
+    if (at->kind == MS_T_ERROR) /* the lexer's own words say more */
+        snprintf(P->pending[P->npending - 1].message, sizeof P->pending->message, "%s",
+                 P->lx.error);
     P->err_at = *at;
     longjmp(P->jb, JMP_SYNTAX);
 }
