@@ -79,6 +79,8 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
     __attribute__((format(printf, 3, 4)));
 static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char *fmt, ...)
 {
+    /* A token still arriving is quoted in the message: wait for all of it. */
+    if (at->partial) longjmp(P->jb, JMP_MORE);
     va_list ap;
     va_start(ap, fmt);
     vdiag(&P->pending, &P->npending, &P->cap_pending, at->line, at->col, fmt, ap);
@@ -516,6 +518,8 @@ static void quote_line(ms_parser *P, size_t off, char *out, size_t outlen)
     size_t n = 0;
     while (off + n < P->lx.len && n < 40 && P->lx.src[off + n] != '\n' && P->lx.src[off + n] != ';')
         n++;
+    if (n < 40 && off + n == P->lx.len && !P->lx.final)
+        longjmp(P->jb, JMP_MORE); /* quote the same text however the plan arrives */
     snprintf(out, outlen, "%.*s%s", (int)n, P->lx.src + off, n == 40 ? "..." : "");
 }
 
