@@ -36,14 +36,14 @@ static const struct {
              " minispec=\"?o($1){->a($1)}->False\"}"},
 };
 
-static void test_ms_report(void *ud, const char *path, const char *message)
+static inline void test_ms_report(void *ud, const char *path, const char *message)
 {
     (void)ud;
     fprintf(stderr, "skill load problem: %s: %s\n", path, message);
 }
 
 /* SRC_ROOT: the source tree (for examples/skills), or NULL. */
-static skill_registry *test_ms_registry(const char *src_root)
+static inline skill_registry *test_ms_registry(const char *src_root)
 {
     skill_registry *reg = registry_new();
     char err[512];
@@ -69,7 +69,7 @@ static skill_registry *test_ms_registry(const char *src_root)
     return reg;
 }
 
-static char *test_ms_read_file(const char *path, size_t *len)
+static inline char *test_ms_read_file(const char *path, size_t *len)
 {
     *len = 0;
     FILE *f = fopen(path, "rb");
@@ -85,13 +85,13 @@ static char *test_ms_read_file(const char *path, size_t *len)
     return buf;
 }
 
-static int test_ms_cmp(const void *a, const void *b)
+static inline int test_ms_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The example plans (every .ms file of examples/plans), sorted; returns the count. */
-static int test_ms_plan_files(const char *src_root, char ***out)
+static inline int test_ms_plan_files(const char *src_root, char ***out)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/examples/plans", src_root);

@@ -21,7 +21,7 @@ static int diag_order(const void *a, const void *b)
  * statements (the caller adds head and tail). */
 static void collect(ms_parser *P, ms_result *out)
 {
-    qsort(P->diags, (size_t)P->ndiags, sizeof *P->diags, diag_order);
+    if (P->ndiags > 1) qsort(P->diags, (size_t)P->ndiags, sizeof *P->diags, diag_order);
     if (P->dropped_diags) {
         /* one line for the rest, after the last one shown */
         ms_diag more = P->diags[P->ndiags - 1];

@@ -122,24 +122,21 @@ static ms_token scan_number(ms_lexer *lx, ms_token t)
     return finish(lx, t, MS_T_FLOAT, i - lx->at.pos, unknown_at(lx, i));
 }
 
-/* WORD, or `_N` / `$N` when PREFIX is given. */
+/* WORD, `_N` or `$N`. `_1a` is the variable `_1` followed by the word `a`,
+ * so that a partial `_1` is certainly a variable whatever follows. */
 static ms_token scan_name(ms_lexer *lx, ms_token t)
 {
     int first = peek_at(lx, lx->at.pos);
     size_t i = lx->at.pos + 1;
     if (first == '_' || first == '$') {
+        ms_tok_kind kind = first == '_' ? MS_T_VAR : MS_T_ARG;
         while (is_digit(peek_at(lx, i)))
             i++;
-        bool digits = i > lx->at.pos + 1;
-        if (digits && !is_alnum(peek_at(lx, i)))
-            return finish(lx, t, first == '_' ? MS_T_VAR : MS_T_ARG, i - lx->at.pos,
-                          unknown_at(lx, i));
-        if (unknown_at(lx, i))
-            return finish(lx, t, first == '_' ? MS_T_VAR : MS_T_ARG, i - lx->at.pos, true);
+        if (i > lx->at.pos + 1) return finish(lx, t, kind, i - lx->at.pos, unknown_at(lx, i));
         while (is_alnum(peek_at(lx, i)))
             i++;
-        if (unknown_at(lx, i))
-            return finish(lx, t, first == '_' ? MS_T_VAR : MS_T_ARG, i - lx->at.pos, true);
+        /* Not a variable; wait for the whole name to quote it. */
+        if (unknown_at(lx, i)) return finish(lx, t, MS_T_ERROR, i - lx->at.pos, true);
         char name[40];
         size_t n = i - lx->at.pos < sizeof name - 1 ? i - lx->at.pos : sizeof name - 1;
         memcpy(name, lx->src + lx->at.pos, n);
@@ -212,18 +209,25 @@ ms_token ms_lexer_next(ms_lexer *lx)
     }
     if (is_digit(c)) return scan_number(lx, t);
     if (is_alpha(c) || c == '_' || c == '$') return scan_name(lx, t);
-    /* Anything else: report the whole UTF-8 character. */
-    size_t n = 1;
-    if (c >= 0xC0) {
-        while (n < 4 && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80)
-            n++;
-    }
+    /* Anything else: report the whole UTF-8 character (waiting for all of
+     * its bytes); bytes that are not valid UTF-8 are shown escaped. */
+    size_t n = 1, want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    while (n < want && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80)
+        n++;
+    if (n < want && unknown_at(lx, lx->at.pos + n)) return finish(lx, t, MS_T_ERROR, n, true);
     char shown[16];
-    if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xC0))
-        snprintf(shown, sizeof shown, "\\x%02x", c);
-    else {
+    if (n == want && want > 1 && c < 0xF5) {
         memcpy(shown, lx->src + lx->at.pos, n);
         shown[n] = '\0';
+    } else {
+        n = 1;
+        snprintf(shown, sizeof shown, "\\x%02x", c);
+    }
+    if (c < 0x80) {
+        if (c < 0x20 || c == 0x7f)
+            snprintf(shown, sizeof shown, "\\x%02x", c);
+        else
+            snprintf(shown, sizeof shown, "%c", c);
     }
     return error_token(lx, t, n, "unexpected character '%s'", shown);
 }
