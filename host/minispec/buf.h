@@ -1,0 +1,37 @@
+/*
+ * Growable byte buffers and a bump allocator for the MiniSpec compiler. The
+ * compiler's speed budget is a few nanoseconds per plan byte, so text is
+ * appended by hand rather than through printf.
+ */
+#ifndef ALOFT_MINISPEC_BUF_H
+#define ALOFT_MINISPEC_BUF_H
+
+#include <stddef.h>
+
+typedef struct ms_buf {
+    char *data; /* NUL-terminated whenever len > 0 */
+    size_t len, cap;
+} ms_buf;
+
+/* Appends N bytes (aborts the process only if memory is exhausted). */
+void ms_buf_add(ms_buf *b, const char *s, size_t n);
+void ms_buf_adds(ms_buf *b, const char *s);
+void ms_buf_addc(ms_buf *b, char c);
+void ms_buf_addi(ms_buf *b, long long v);
+void ms_buf_indent(ms_buf *b, int levels);
+/* Gives the text to the caller (malloc'd, NUL-terminated) and empties B. */
+char *ms_buf_take(ms_buf *b);
+void ms_buf_free(ms_buf *b);
+
+/* Memory for one statement's syntax tree; reset between statements. */
+typedef struct ms_arena_block ms_arena_block;
+typedef struct ms_arena {
+    ms_arena_block *head;
+} ms_arena;
+
+void *ms_arena_alloc(ms_arena *a, size_t n);
+/* Frees everything but the first block, which is kept for reuse. */
+void ms_arena_reset(ms_arena *a);
+void ms_arena_free(ms_arena *a);
+
+#endif

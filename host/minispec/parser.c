@@ -1,0 +1,840 @@
+/*
+ * The MiniSpec grammar (SPEC §4), one unit at a time, in the order of the
+ * grammar:
+ *
+ *   program    := { statement [';'] }
+ *   statement  := loop | cond | assign | return | call
+ *   loop       := INT '{' program '}'
+ *   cond       := '?' condition '{' program '}'
+ *   assign     := VAR '=' expr
+ *   return     := '->' expr
+ *   call       := NAME [ '(' [ expr {',' expr} ] ')' | ',' expr {',' expr} ]
+ *
+ * Expressions use the usual precedence: '|' < '&' < comparison < '+' '-' <
+ * '*' '/' < unary '-'. A v1 argument list (after ',') holds arithmetic only,
+ * so it ends at a comparator, '&', '|', ';', '{' or '}'. Inside an argument
+ * list a word not followed by '(' is a bare-word string (`o,apple`).
+ *
+ * Running out of input (a partial token) unwinds to ms_parser_step with
+ * longjmp; so do syntax errors. Everything a unit allocates lives in the
+ * arena, which is reset per unit, so unwinding leaks nothing.
+ */
+#include "minispec/parser.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { JMP_MORE = 1, JMP_SYNTAX = 2 };
+
+/* Values and operators one statement may hold; keeps the recursive emitter
+ * and checker shallow. */
+#define MS_MAX_UNIT_NODES 1000
+#define MS_MAX_CALL_ARGS 16
+
+static void *grow_array(void *p, int *cap, size_t elem)
+{
+    int ncap = *cap ? *cap * 2 : 8;
+    void *q = realloc(p, (size_t)ncap * elem);
+    if (!q) abort();
+    *cap = ncap;
+    return q;
+}
+
+/* ---- diagnostics ---- */
+
+static void vdiag(ms_diag **arr, int *n, int *cap, int line, int col, const char *fmt, va_list ap)
+{
+    if (*n == *cap) *arr = grow_array(*arr, cap, sizeof **arr);
+    ms_diag *d = &(*arr)[(*n)++];
+    d->line = line;
+    d->col = col;
+    vsnprintf(d->message, sizeof d->message, fmt, ap);
+}
+
+void ms_parser_diag(ms_parser *P, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (P->ndiags >= MS_MAX_DIAGS)
+        P->dropped_diags++;
+    else
+        vdiag(&P->diags, &P->ndiags, &P->cap_diags, line, col, fmt, ap);
+    va_end(ap);
+}
+
+/* A problem found while reading the current unit; kept only if the unit
+ * completes (a partial unit is read again later). */
+void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag(&P->pending, &P->npending, &P->cap_pending, line, col, fmt, ap);
+    va_end(ap);
+}
+
+static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char *fmt, ...)
+{
+    /* A token still arriving is quoted in the message: wait for all of it. */
+    if (at->partial) longjmp(P->jb, JMP_MORE);
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag(&P->pending, &P->npending, &P->cap_pending, at->line, at->col, fmt, ap);
+    va_end(ap);
+    if (at->kind == MS_T_ERROR) /* the lexer's own words say more */
+        snprintf(P->pending[P->npending - 1].message, sizeof P->pending->message, "%s",
+                 P->lx.error);
+    P->err_at = *at;
+    longjmp(P->jb, JMP_SYNTAX);
+}
+
+/* ---- tokens ---- */
+
+static const ms_token *peek(ms_parser *P)
+{
+    if (!P->have_ahead) {
+        P->before_ahead = P->lx.at;
+        P->ahead = ms_lexer_next(&P->lx);
+        P->have_ahead = true;
+    }
+    if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) longjmp(P->jb, JMP_MORE);
+    return &P->ahead;
+}
+
+static ms_token next(ms_parser *P)
+{
+    const ms_token *t = peek(P);
+    if (t->partial) longjmp(P->jb, JMP_MORE);
+    if (t->kind == MS_T_ERROR) syntax_error(P, t, "%s", P->lx.error);
+    P->have_ahead = false;
+    P->unit_end = t->off + t->len;
+    return *t;
+}
+
+/* The token's text for messages, cut short and quoted: 'turnleft'. */
+static const char *describe(ms_parser *P, const ms_token *t, char *out, size_t outlen)
+{
+    if (t->kind == MS_T_EOF || t->kind == MS_T_ERROR) {
+        snprintf(out, outlen, "%s", ms_tok_kind_name(t->kind));
+        return out;
+    }
+    int n = t->len > 24 ? 24 : (int)t->len;
+    const char *kind = "";
+    if (t->kind == MS_T_INT || t->kind == MS_T_FLOAT)
+        kind = "number ";
+    else if (t->kind == MS_T_STRING)
+        kind = "string ";
+    if (t->kind == MS_T_STRING) /* strings show their own quotes */
+        snprintf(out, outlen, "string %.*s%s", n, P->lx.src + t->off, t->len > 24 ? "..." : "");
+    else
+        snprintf(out, outlen, "%s'%.*s%s'", kind, n, P->lx.src + t->off, t->len > 24 ? "..." : "");
+    return out;
+}
+
+/* ---- syntax tree ---- */
+
+static ms_expr *new_expr(ms_parser *P, ms_expr_kind kind, const ms_token *at)
+{
+    if (++P->unit_nodes > MS_MAX_UNIT_NODES)
+        syntax_error(P, at, "statement too long (more than %d values and operators)",
+                     MS_MAX_UNIT_NODES);
+    ms_expr *e = ms_arena_alloc(&P->arena, sizeof *e);
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    e->line = at->line;
+    e->col = at->col;
+    return e;
+}
+
+static void enter(ms_parser *P, const ms_token *at)
+{
+    if (++P->nesting > MS_MAX_NESTING)
+        syntax_error(P, at,
+                     "nested too deeply (more than %d levels of blocks, parentheses "
+                     "and calls)",
+                     MS_MAX_NESTING);
+}
+
+static long parse_index(const char *s, size_t n)
+{
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v > (LONG_MAX - 9) / 10) return LONG_MAX;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+static ms_expr *parse_expr(ms_parser *P, bool in_args);
+static ms_expr *parse_additive(ms_parser *P, bool in_args);
+
+static bool word_is(const ms_parser *P, const ms_token *t, const char *w)
+{
+    size_t n = strlen(w);
+    return t->len == n && memcmp(P->lx.src + t->off, w, n) == 0;
+}
+
+static bool is_replan(const skill *s)
+{
+    return s && strcmp(s->name, "replan") == 0;
+}
+
+/* call := NAME [ '(' args ')' | ',' args ]   (NAME already read) */
+static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
+{
+    ms_expr *e = new_expr(P, MS_E_CALL, name);
+    e->skill = s;
+    ms_expr *args[MS_MAX_CALL_ARGS];
+    int n = 0;
+    const ms_token *t = peek(P);
+    if (t->kind == MS_T_LPAREN) {
+        ms_token open = next(P);
+        enter(P, &open);
+        P->unit_v2++;
+        if (peek(P)->kind != MS_T_RPAREN) {
+            for (;;) {
+                if (n == MS_MAX_CALL_ARGS)
+                    syntax_error(P, peek(P), "too many arguments (at most %d)", MS_MAX_CALL_ARGS);
+                args[n++] = parse_expr(P, true);
+                if (peek(P)->kind != MS_T_COMMA) break;
+                next(P);
+            }
+        }
+        if (peek(P)->kind != MS_T_RPAREN) {
+            char what[64];
+            syntax_error(P, peek(P), "expected ',' or ')' after an argument of '%.*s', found %s",
+                         (int)name->len, P->lx.src + name->off,
+                         describe(P, peek(P), what, sizeof what));
+        }
+        next(P);
+        P->nesting--;
+    } else if (t->kind == MS_T_COMMA) {
+        enter(P, name);
+        P->unit_v1++;
+        do {
+            next(P);
+            if (n == MS_MAX_CALL_ARGS)
+                syntax_error(P, peek(P), "too many arguments (at most %d)", MS_MAX_CALL_ARGS);
+            args[n++] = parse_additive(P, true);
+        } while (peek(P)->kind == MS_T_COMMA);
+        P->nesting--;
+    }
+    e->nargs = n;
+    e->args = ms_arena_alloc(&P->arena, sizeof *args * (size_t)(n ? n : 1));
+    memcpy(e->args, args, sizeof *args * (size_t)n);
+    if (s) ms_check_call(P, name, s, e->args, n);
+    return e;
+}
+
+/* operand := literal | VAR | ARG | call | '(' expr ')' */
+static ms_expr *parse_operand(ms_parser *P, bool in_args)
+{
+    const ms_token *t = peek(P);
+    char what[64];
+    switch (t->kind) {
+    case MS_T_INT:
+    case MS_T_FLOAT: {
+        ms_token tok = next(P);
+        ms_expr *e = new_expr(P, MS_E_NUMBER, &tok);
+        e->text = P->lx.src + tok.off;
+        e->len = tok.len;
+        e->is_int = tok.kind == MS_T_INT;
+        e->value = strtod(e->text, NULL);
+        return e;
+    }
+    case MS_T_STRING: {
+        ms_token tok = next(P);
+        ms_expr *e = new_expr(P, MS_E_STRING, &tok);
+        char *text = ms_arena_alloc(&P->arena, tok.len);
+        e->len = ms_string_decode(P->lx.src, &tok, text);
+        e->text = text;
+        return e;
+    }
+    case MS_T_VAR: {
+        ms_token tok = next(P);
+        ms_expr *e = new_expr(P, MS_E_VAR, &tok);
+        if (tok.len > 5) syntax_error(P, &tok, "variable number too large (at most _9999)");
+        e->id = parse_index(P->lx.src + tok.off + 1, tok.len - 1);
+        if (!ms_defined(P, e->id))
+            ms_parser_diag_unit(P, tok.line, tok.col, "_%ld used before assignment", e->id);
+        return e;
+    }
+    case MS_T_ARG: {
+        ms_token tok = next(P);
+        ms_expr *e = new_expr(P, MS_E_ARG, &tok);
+        e->id = tok.len > 10 ? LONG_MAX : parse_index(P->lx.src + tok.off + 1, tok.len - 1);
+        if (!P->in_skill)
+            ms_parser_diag_unit(P, tok.line, tok.col,
+                                "%s can only be used inside a skill definition",
+                                describe(P, &tok, what, sizeof what));
+        else if (e->id < 1 || e->id > P->nparams)
+            ms_parser_diag_unit(
+                P, tok.line, tok.col, "%s is out of range: this skill takes %d argument%s",
+                describe(P, &tok, what, sizeof what), P->nparams, P->nparams == 1 ? "" : "s");
+        return e;
+    }
+    case MS_T_LPAREN: {
+        ms_token open = next(P);
+        enter(P, &open);
+        ms_expr *e = parse_expr(P, in_args);
+        const ms_token *c = peek(P);
+        if (c->kind != MS_T_RPAREN)
+            syntax_error(P, c, "missing ')' to close the '(' at %d:%d (found %s)", open.line,
+                         open.col, describe(P, c, what, sizeof what));
+        next(P);
+        P->nesting--;
+        return e;
+    }
+    case MS_T_WORD: {
+        ms_token tok = next(P);
+        if (word_is(P, &tok, "True")) return new_expr(P, MS_E_TRUE, &tok);
+        if (word_is(P, &tok, "False")) return new_expr(P, MS_E_FALSE, &tok);
+        if (word_is(P, &tok, "None")) return new_expr(P, MS_E_NONE, &tok);
+        if (in_args && peek(P)->kind != MS_T_LPAREN) { /* v1 bare word: o,apple */
+            ms_expr *e = new_expr(P, MS_E_STRING, &tok);
+            e->text = P->lx.src + tok.off;
+            e->len = tok.len;
+            return e;
+        }
+        const skill *s = ms_check_skill(P, &tok);
+        if (s && s->returns == SKILL_T_NONE)
+            ms_parser_diag_unit(P, tok.line, tok.col, "%s%s has no value; use it as a statement",
+                                s->name, is_replan(s) ? " ends the plan and" : "");
+        return parse_call(P, &tok, s);
+    }
+    case MS_T_ERROR:
+        next(P); /* reports the lexer's message */
+    /* fallthrough */
+    default: syntax_error(P, t, "expected a value, found %s", describe(P, t, what, sizeof what));
+    }
+}
+
+/* unary := '-' unary | operand */
+static ms_expr *parse_unary(ms_parser *P, bool in_args)
+{
+    if (peek(P)->kind != MS_T_MINUS) return parse_operand(P, in_args);
+    ms_token minus = next(P);
+    enter(P, &minus);
+    ms_expr *e = new_expr(P, MS_E_NEG, &minus);
+    e->a = parse_unary(P, in_args);
+    P->nesting--;
+    return e;
+}
+
+static bool is_non_number_literal(const ms_expr *e)
+{
+    return e->kind == MS_E_STRING || e->kind == MS_E_TRUE || e->kind == MS_E_FALSE ||
+           e->kind == MS_E_NONE;
+}
+
+static ms_expr *binary(ms_parser *P, const ms_token *op, ms_expr_kind kind, ms_expr *a, ms_expr *b)
+{
+    ms_expr *e = new_expr(P, kind, op);
+    e->op = op->kind;
+    e->a = a;
+    e->b = b;
+    if (kind == MS_E_BINARY) {
+        const ms_expr *bad = is_non_number_literal(a) ? a : is_non_number_literal(b) ? b : NULL;
+        if (bad)
+            ms_parser_diag_unit(P, op->line, op->col, "'%.*s' needs numbers, got %s", (int)op->len,
+                                P->lx.src + op->off,
+                                bad->kind == MS_E_STRING ? "a string"
+                                : bad->kind == MS_E_NONE ? "None"
+                                                         : "a bool");
+    }
+    return e;
+}
+
+/* term := unary { ('*'|'/') unary } */
+static ms_expr *parse_term(ms_parser *P, bool in_args)
+{
+    ms_expr *e = parse_unary(P, in_args);
+    for (;;) {
+        ms_tok_kind k = peek(P)->kind;
+        if (k != MS_T_STAR && k != MS_T_SLASH) return e;
+        ms_token op = next(P);
+        e = binary(P, &op, MS_E_BINARY, e, parse_unary(P, in_args));
+    }
+}
+
+/* additive := term { ('+'|'-') term } */
+static ms_expr *parse_additive(ms_parser *P, bool in_args)
+{
+    ms_expr *e = parse_term(P, in_args);
+    for (;;) {
+        ms_tok_kind k = peek(P)->kind;
+        if (k != MS_T_PLUS && k != MS_T_MINUS) return e;
+        ms_token op = next(P);
+        e = binary(P, &op, MS_E_BINARY, e, parse_term(P, in_args));
+    }
+}
+
+static bool is_comparator(ms_tok_kind k)
+{
+    return k == MS_T_EQ || k == MS_T_NE || k == MS_T_LT || k == MS_T_GT || k == MS_T_LE ||
+           k == MS_T_GE;
+}
+
+/* comparison := additive [ CMP additive ] */
+static ms_expr *parse_comparison(ms_parser *P, bool in_args)
+{
+    ms_expr *e = parse_additive(P, in_args);
+    if (!is_comparator(peek(P)->kind)) return e;
+    ms_token op = next(P);
+    e = binary(P, &op, MS_E_COMPARE, e, parse_additive(P, in_args));
+    if (is_comparator(peek(P)->kind))
+        syntax_error(P, peek(P), "comparisons cannot be chained; join them with '&'");
+    return e;
+}
+
+/* conjunction := comparison { '&' comparison } */
+static ms_expr *parse_conjunction(ms_parser *P, bool in_args)
+{
+    ms_expr *e = parse_comparison(P, in_args);
+    while (peek(P)->kind == MS_T_AND) {
+        ms_token op = next(P);
+        e = binary(P, &op, MS_E_AND, e, parse_comparison(P, in_args));
+    }
+    return e;
+}
+
+/* expr := conjunction { '|' conjunction }   (a condition is an expr) */
+static ms_expr *parse_expr(ms_parser *P, bool in_args)
+{
+    ms_expr *e = parse_conjunction(P, in_args);
+    while (peek(P)->kind == MS_T_OR) {
+        ms_token op = next(P);
+        e = binary(P, &op, MS_E_OR, e, parse_conjunction(P, in_args));
+    }
+    return e;
+}
+
+/* ---- statements ---- */
+
+static void push_block(ms_parser *P, ms_block_kind kind, const ms_token *brace, long count)
+{
+    if (P->nblocks == P->cap_blocks)
+        P->blocks = grow_array(P->blocks, &P->cap_blocks, sizeof *P->blocks);
+    ms_open_block *b = &P->blocks[P->nblocks++];
+    b->kind = kind;
+    b->line = brace->line;
+    b->col = brace->col;
+    b->count = count;
+    b->defs_mark = P->ndefs_log;
+    b->body_start = 0;
+}
+
+/* loop := INT '{' program '}'   (header only: the body comes unit by unit) */
+static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
+{
+    ms_token num = next(P);
+    char what[64];
+    if (num.kind == MS_T_FLOAT)
+        syntax_error(P, &num, "expected a statement, found %s",
+                     describe(P, &num, what, sizeof what));
+    const ms_token *t = peek(P);
+    if (t->kind != MS_T_LBRACE)
+        syntax_error(P, t, "expected '{' after the loop count %.*s, found %s", (int)num.len,
+                     P->lx.src + num.off, describe(P, t, what, sizeof what));
+    ms_token brace = next(P);
+    enter(P, &brace);
+    long count = parse_index(P->lx.src + num.off, num.len);
+    if (count < 1 || count > P->max_loop)
+        ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
+                            num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
+                            num.len > 20 ? "..." : "", P->max_loop);
+    ms_buf_adds(&P->code, "for _ = 1, ");
+    ms_buf_addi(&P->code, count);
+    ms_buf_adds(&P->code, " do");
+    ev->block = MS_BLOCK_LOOP;
+    ev->count = count;
+    push_block(P, MS_BLOCK_LOOP, &brace, count);
+    return MS_EV_BLOCK_BEGIN;
+}
+
+/* cond := '?' condition '{' program '}' */
+static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
+{
+    next(P);
+    ms_expr *cond = parse_expr(P, false);
+    const ms_token *t = peek(P);
+    if (t->kind != MS_T_LBRACE) {
+        char what[64];
+        syntax_error(P, t, "expected '{' after the condition, found %s",
+                     describe(P, t, what, sizeof what));
+    }
+    ms_token brace = next(P);
+    enter(P, &brace);
+    ms_buf_adds(&P->code, "if ");
+    ms_emit_truth(&P->code, cond);
+    ms_buf_adds(&P->code, " then");
+    /* the chunk a stream controller runs to decide the branch */
+    ms_buf_adds(&P->chunk, "return ");
+    ms_emit_truth(&P->chunk, cond);
+    ev->block = MS_BLOCK_COND;
+    push_block(P, MS_BLOCK_COND, &brace, 0);
+    return MS_EV_BLOCK_BEGIN;
+}
+
+/* assign := VAR '=' expr */
+static ms_event_kind parse_assign(ms_parser *P)
+{
+    ms_token var = next(P);
+    if (var.len > 5) syntax_error(P, &var, "variable number too large (at most _9999)");
+    const ms_token *t = peek(P);
+    if (t->kind != MS_T_ASSIGN) {
+        char what[64];
+        syntax_error(P, t, "expected '=' after %.*s, found %s", (int)var.len, P->lx.src + var.off,
+                     describe(P, t, what, sizeof what));
+    }
+    next(P);
+    ms_expr *e = parse_expr(P, false);
+    P->unit_assign = parse_index(P->lx.src + var.off + 1, var.len - 1);
+    ms_buf_adds(&P->code, "v._");
+    ms_buf_addi(&P->code, P->unit_assign);
+    ms_buf_adds(&P->code, " = ");
+    ms_emit_expr(&P->code, e);
+    return MS_EV_STATEMENT;
+}
+
+/* return := '->' expr */
+static ms_event_kind parse_return(ms_parser *P)
+{
+    next(P);
+    ms_expr *e = parse_expr(P, false);
+    ms_buf_adds(&P->code, "do return ");
+    ms_emit_expr(&P->code, e);
+    ms_buf_adds(&P->code, " end");
+    return MS_EV_STATEMENT;
+}
+
+/* Quotes the text of a line from OFF for "found text '...'" messages. */
+static void quote_line(ms_parser *P, size_t off, char *out, size_t outlen)
+{
+    size_t n = 0;
+    while (off + n < P->lx.len && n < 40 && P->lx.src[off + n] != '\n' && P->lx.src[off + n] != ';')
+        n++;
+    if (n < 40 && off + n == P->lx.len && !P->lx.final)
+        longjmp(P->jb, JMP_MORE); /* quote the same text however the plan arrives */
+    snprintf(out, outlen, "%.*s%s", (int)n, P->lx.src + off, n == 40 ? "..." : "");
+}
+
+/* A statement that starts with a name: a call, `rp`, or not MiniSpec. */
+static ms_event_kind parse_call_statement(ms_parser *P)
+{
+    ms_token name = next(P);
+    char what[64];
+    const ms_token *t = peek(P);
+    if (t->kind == MS_T_ASSIGN)
+        syntax_error(P, &name, "cannot assign to '%.*s' (variables are _1, _2, ...)", (int)name.len,
+                     P->lx.src + name.off);
+    if (word_is(P, &name, "True") || word_is(P, &name, "False") || word_is(P, &name, "None"))
+        syntax_error(P, &name, "expected a statement, found %s",
+                     describe(P, &name, what, sizeof what));
+    const skill *s = registry_find(P->reg, P->lx.src + name.off, name.len);
+    if (!s && (t->kind == MS_T_WORD || t->kind == MS_T_INT || t->kind == MS_T_FLOAT ||
+               t->kind == MS_T_ERROR || t->kind == MS_T_STRING)) {
+        /* Two words in a row: prose or another language, not a call. */
+        char text[64];
+        quote_line(P, name.off, text, sizeof text);
+        syntax_error(P, &name, "expected a MiniSpec statement, found text '%s'", text);
+    }
+    if (s)
+        ms_parser_note_skill(P, s);
+    else
+        s = ms_check_skill(P, &name); /* reports it, with a hint */
+    ms_expr *call = parse_call(P, &name, s);
+    if (is_replan(s)) {
+        ms_buf_adds(&P->code, "do return ms.replan() end");
+    } else {
+        ms_emit_expr(&P->code, call);
+    }
+    return MS_EV_STATEMENT;
+}
+
+static void remember_skill(ms_parser *P, const skill *s)
+{
+    for (int i = 0; i < P->nunit_used; i++)
+        if (P->unit_used[i] == s) return;
+    if (P->nunit_used == P->cap_unit_used)
+        P->unit_used = grow_array(P->unit_used, &P->cap_unit_used, sizeof *P->unit_used);
+    P->unit_used[P->nunit_used++] = s;
+}
+
+void ms_parser_note_skill(ms_parser *P, const skill *s)
+{
+    remember_skill(P, s);
+}
+
+/* ---- units ---- */
+
+static ms_event_kind parse_close(ms_parser *P, ms_event *ev)
+{
+    ms_token brace = next(P);
+    if (P->nblocks == 0) {
+        ms_parser_diag_unit(P, brace.line, brace.col, "unexpected '}' (no block is open)");
+        return MS_EV_NONE;
+    }
+    ms_open_block *b = &P->blocks[P->nblocks - 1];
+    ev->block = b->kind;
+    ev->count = b->count;
+    return MS_EV_BLOCK_END;
+}
+
+static ms_event_kind parse_unit(ms_parser *P, ms_event *ev)
+{
+    const ms_token *t = peek(P);
+    ev->off = t->off;
+    ev->line = t->line;
+    ev->col = t->col;
+    char what[64];
+    switch (t->kind) {
+    case MS_T_EOF: return MS_EV_DONE;
+    case MS_T_SEMI: next(P); return MS_EV_NONE;
+    case MS_T_RBRACE: return parse_close(P, ev);
+    case MS_T_INT:
+    case MS_T_FLOAT: return parse_loop(P, ev);
+    case MS_T_QUESTION: return parse_cond(P, ev);
+    case MS_T_VAR: return parse_assign(P);
+    case MS_T_ARROW: return parse_return(P);
+    case MS_T_WORD: return parse_call_statement(P);
+    case MS_T_ERROR:
+        next(P); /* reports the lexer's message */
+    /* fallthrough */
+    default:
+        syntax_error(P, t, "expected a statement, found %s", describe(P, t, what, sizeof what));
+    }
+}
+
+/* After a syntax error (whole-plan mode): skip to the end of the broken
+ * statement: past the next ';', or up to a '}' that closes an open block,
+ * skipping whole '{...}' groups on the way. */
+static void resync(ms_parser *P)
+{
+    P->lx.at.pos = P->err_at.off;
+    P->lx.at.line = P->err_at.line;
+    P->lx.at.col = P->err_at.col;
+    int depth = 0;
+    for (;;) {
+        ms_lexpos before = P->lx.at;
+        ms_token t = ms_lexer_next(&P->lx);
+        if (t.kind == MS_T_EOF) {
+            P->lx.at = before;
+            return;
+        }
+        if (t.kind == MS_T_SEMI && depth == 0) return;
+        if (t.kind == MS_T_LBRACE) depth++;
+        if (t.kind == MS_T_RBRACE) {
+            if (depth == 0) {
+                P->lx.at = before;
+                return;
+            }
+            depth--;
+        }
+    }
+}
+
+static void emit_line(ms_parser *P, const char *text, size_t len)
+{
+    ms_buf_indent(&P->lua, P->indent);
+    ms_buf_add(&P->lua, text, len);
+    ms_buf_addc(&P->lua, '\n');
+}
+
+static const char chunk_head[] = "local ms, v = minispec, ...\n";
+
+/* Applies a completed unit: its checking effects, its Lua, its event. */
+static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
+{
+    for (int i = 0; i < P->npending; i++) {
+        ms_diag *d = &P->pending[i];
+        ms_parser_diag(P, d->line, d->col, "%s", d->message);
+    }
+    for (int i = 0; i < P->nunit_used; i++) {
+        int j = 0;
+        while (j < P->nused && P->used[j] != P->unit_used[i])
+            j++;
+        if (j < P->nused) continue;
+        if (P->nused == P->cap_used) P->used = grow_array(P->used, &P->cap_used, sizeof *P->used);
+        P->used[P->nused++] = P->unit_used[i];
+    }
+    P->v1_calls += P->unit_v1;
+    P->v2_calls += P->unit_v2;
+    if (P->unit_assign >= 0) ms_define(P, P->unit_assign);
+
+    ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
+    ev->depth = P->nblocks;
+    ev->lua = NULL;
+    ev->lua_len = 0;
+    ev->code = P->code.data ? P->code.data : "";
+    switch (kind) {
+    case MS_EV_STATEMENT:
+        emit_line(P, P->code.data, P->code.len);
+        P->chunk.len = 0;
+        ms_buf_adds(&P->chunk, chunk_head);
+        ms_buf_add(&P->chunk, P->code.data, P->code.len);
+        ms_buf_addc(&P->chunk, '\n');
+        break;
+    case MS_EV_BLOCK_BEGIN: {
+        ev->depth = P->nblocks - 1;
+        emit_line(P, P->code.data, P->code.len);
+        P->indent++;
+        P->blocks[P->nblocks - 1].body_start = P->lua.len;
+        if (ev->block == MS_BLOCK_COND) {
+            ms_buf cond = P->chunk;
+            P->chunk = (ms_buf){0};
+            ms_buf_adds(&P->chunk, chunk_head);
+            ms_buf_add(&P->chunk, cond.data, cond.len);
+            ms_buf_addc(&P->chunk, '\n');
+            ms_buf_free(&cond);
+        }
+        break;
+    }
+    case MS_EV_BLOCK_END: {
+        ms_open_block *b = &P->blocks[--P->nblocks];
+        ev->depth = P->nblocks;
+        if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+        P->chunk.len = 0;
+        if (b->kind == MS_BLOCK_LOOP) {
+            ms_buf_adds(&P->chunk, chunk_head);
+            ms_buf_adds(&P->chunk, "for _ = 2, ");
+            ms_buf_addi(&P->chunk, b->count);
+            ms_buf_adds(&P->chunk, " do\n");
+            ms_buf_add(&P->chunk, P->lua.data + b->body_start, P->lua.len - b->body_start);
+            ms_buf_adds(&P->chunk, "end\n");
+        }
+        P->indent--;
+        emit_line(P, "end", 3);
+        break;
+    }
+    default: break;
+    }
+    if (P->chunk.len && kind != MS_EV_NONE) {
+        ev->lua = P->chunk.data;
+        ev->lua_len = P->chunk.len;
+    }
+}
+
+static void reset_unit(ms_parser *P)
+{
+    ms_arena_reset(&P->arena);
+    P->npending = 0;
+    P->nunit_used = 0;
+    P->unit_assign = -1;
+    P->unit_v1 = P->unit_v2 = 0;
+    P->unit_nodes = 0;
+    P->nesting = P->nblocks;
+    P->have_ahead = false;
+    P->code.len = 0;
+    if (P->code.data) P->code.data[0] = '\0';
+    P->chunk.len = 0;
+}
+
+ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    if (P->stopped) {
+        ev->kind = MS_EV_ERROR;
+        ev->diag = P->ndiags ? &P->diags[0] : NULL;
+        return MS_EV_ERROR;
+    }
+    for (;;) {
+        reset_unit(P);
+        ms_lexpos start = P->lx.at;
+        int first_diag = P->ndiags;
+        ms_event_kind kind;
+        int jumped = setjmp(P->jb);
+        if (jumped == JMP_MORE) {
+            P->lx.at = start;
+            P->have_ahead = false;
+            return ev->kind = MS_EV_NONE;
+        }
+        if (jumped == JMP_SYNTAX) {
+            commit(P, MS_EV_NONE, ev);
+            if (!P->recover)
+                P->stopped = true;
+            else
+                resync(P);
+            ev->kind = MS_EV_ERROR;
+            ev->diag = P->ndiags > first_diag ? &P->diags[first_diag] : NULL;
+            return MS_EV_ERROR;
+        }
+        kind = parse_unit(P, ev);
+        if (P->have_ahead) P->lx.at = P->before_ahead; /* un-read the lookahead */
+        if (kind == MS_EV_DONE) {
+            if (P->nblocks > 0) {
+                ms_open_block *b = &P->blocks[P->nblocks - 1];
+                if (P->nblocks == 1)
+                    ms_parser_diag(P, ev->line, ev->col,
+                                   "missing '}' to close the block opened at %d:%d", b->line,
+                                   b->col);
+                else
+                    ms_parser_diag(P, ev->line, ev->col,
+                                   "missing %d '}' (the innermost block opened at %d:%d)",
+                                   P->nblocks, b->line, b->col);
+                P->nblocks = 0;
+                if (!P->recover) {
+                    P->stopped = true;
+                    ev->kind = MS_EV_ERROR;
+                    ev->diag = &P->diags[first_diag];
+                    return MS_EV_ERROR;
+                }
+            }
+            return ev->kind = MS_EV_DONE;
+        }
+        commit(P, kind, ev);
+        if (P->ndiags > first_diag || P->dropped_diags) {
+            if (!P->recover) {
+                P->stopped = true;
+                ev->kind = MS_EV_ERROR;
+                ev->diag = &P->diags[first_diag];
+                return MS_EV_ERROR;
+            }
+        }
+        if (kind != MS_EV_NONE) return ev->kind = kind;
+    }
+}
+
+void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
+{
+    memset(P, 0, sizeof *P);
+    P->reg = reg;
+    P->max_loop = opts && opts->max_loop > 0 ? opts->max_loop : MS_MAX_LOOP_DEFAULT;
+    P->nparams = opts ? opts->nparams : 0;
+    P->recover = recover;
+    P->indent = P->nparams > 0 ? 1 : 0;
+    P->unit_assign = -1;
+    ms_lexer_init(&P->lx, "", 0, false);
+}
+
+void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final)
+{
+    P->lx.src = src;
+    P->lx.len = len;
+    P->lx.final = final;
+}
+
+void ms_parser_free(ms_parser *P)
+{
+    ms_buf_free(&P->lua);
+    ms_buf_free(&P->code);
+    ms_buf_free(&P->chunk);
+    ms_arena_free(&P->arena);
+    free(P->blocks);
+    free(P->defined);
+    free(P->defs_log);
+    free(P->diags);
+    free(P->pending);
+    free(P->used);
+    free(P->unit_used);
+}
+
+const char *ms_parser_dialect(const ms_parser *P)
+{
+    if (P->v1_calls && P->v2_calls) return "mixed";
+    return P->v1_calls ? "v1" : "v2";
+}
