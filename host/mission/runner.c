@@ -7,6 +7,8 @@
 
 #include "drone/constraints.h"
 #include "minispec/minispec.h"
+#include "minispec/stream.h"
+#include "minispec/stream_exec.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -135,7 +137,29 @@ typedef struct run_state {
     const runner_opts *o;
     skill_ctx ctx;
     double t0;
+    /* Statement lines wait here until we know they ran: the first skill
+     * call made by the statement prints them (see execute). */
+    char pending[2048];
+    size_t npending;
 } run_state;
+
+static void pending_add(run_state *rs, int depth, const char *text, size_t len)
+{
+    if (!rs->o->progress) return;
+    int n = snprintf(rs->pending + rs->npending, sizeof rs->pending - rs->npending,
+                     "[%7.2fs] %*s> %.*s\n", mission_world_sim_s(rs->o->world), 2 * depth, "",
+                     (int)(len > 400 ? 400 : len), text);
+    if (n > 0 && rs->npending + (size_t)n < sizeof rs->pending) rs->npending += (size_t)n;
+}
+
+static void pending_flush(run_state *rs, bool print)
+{
+    if (print && rs->npending) {
+        fwrite(rs->pending, 1, rs->npending, rs->o->progress);
+        fflush(rs->o->progress);
+    }
+    rs->npending = 0;
+}
 
 static void print_value(FILE *f, const cJSON *v)
 {
@@ -159,6 +183,7 @@ static void on_event(void *ud, const skill_event *ev)
     FILE *f = rs->o->progress;
     if (!f) return;
     bool high = ev->skill->level == SKILL_HIGH;
+    pending_flush(rs, true);
     if (ev->kind == SKILL_EVENT_CALL && !high) return;
     fprintf(f, "[%7.2fs] %*s%s(", mission_world_sim_s(rs->o->world), 2 * ev->depth, "",
             ev->skill->name);
@@ -276,6 +301,45 @@ static char *compile(const runner_opts *o, cJSON *doc)
     return lua;
 }
 
+/* Runs the (already checked) plan statement by statement through the
+ * MiniSpec stream executor, which behaves exactly like the whole-plan chunk
+ * but lets progress show each statement as it starts. A statement's line is
+ * printed at its first skill call, or after it ran if it called none, so
+ * statements in blocks that were skipped never show. Leaves the plan's
+ * result on the stack when it returns SANDBOX_OK. */
+static sandbox_status execute(run_state *rs, sandbox *sb, char *err, size_t errlen)
+{
+    const runner_opts *o = rs->o;
+    ms_options mo = {o->max_loop, 0};
+    ms_stream *ps = ms_stream_new(o->reg, &mo);
+    ms_exec *x = ms_exec_new(sb);
+    if (!ps || !x) {
+        ms_stream_free(ps);
+        ms_exec_free(x);
+        snprintf(err, errlen, "out of memory");
+        return SANDBOX_ERROR;
+    }
+    ms_stream_feed(ps, o->plan, o->plan_len);
+    ms_stream_finish(ps);
+    sandbox_status st = SANDBOX_OK;
+    ms_event ev;
+    ms_event_kind k;
+    while (st == SANDBOX_OK && !ms_exec_finished(x) &&
+           (k = ms_stream_next(ps, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
+        if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN)
+            pending_add(rs, ev.depth, o->plan + ev.off, ev.len);
+        int before = ms_exec_statements_run(x);
+        st = ms_exec_event(x, &ev, err, errlen);
+        if (k == MS_EV_STATEMENT) pending_flush(rs, ms_exec_statements_run(x) > before);
+        if (k == MS_EV_BLOCK_END) pending_flush(rs, false);
+    }
+    pending_flush(rs, false);
+    if (st == SANDBOX_OK) ms_exec_push_result(x);
+    ms_exec_free(x);
+    ms_stream_free(ps);
+    return st;
+}
+
 static void finish_error(cJSON *doc, const char *msg, const runner_opts *o)
 {
     report_set(doc, "error", cJSON_CreateString(msg));
@@ -317,12 +381,8 @@ cJSON *runner_run(const runner_opts *o)
     sandbox_status st = SANDBOX_ERROR;
     if (skills_bind(ctx, err, sizeof err) == 0) {
         if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, sb);
-        if (o->progress)
-            fprintf(o->progress, "[%7.2fs] plan: %.*s\n", mission_world_sim_s(o->world),
-                    (int)o->plan_len, o->plan);
         exec0 = skills_now_ms();
-        st = sandbox_load(sb, lua, strlen(lua), "=plan", err, sizeof err);
-        if (st == SANDBOX_OK) st = sandbox_call(sb, 0, 1, err, sizeof err);
+        st = execute(&rs, sb, err, sizeof err);
         if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, NULL);
         if (st == SANDBOX_OK) {
             lua_State *L = sandbox_lua(sb);
