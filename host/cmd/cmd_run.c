@@ -99,7 +99,10 @@ static int parse_args(run_args *a, int argc, char **argv)
         default: return cli_usage_error(a->c.cmd, "unknown option");
         }
     }
-    if (a->c.help) return CLI_OK;
+    if (a->c.help) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
     if (optind < argc) return cli_usage_error(a->c.cmd, "unexpected argument '%s'", argv[optind]);
     if (!a->plan_path && !a->task)
         return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
@@ -120,10 +123,6 @@ int cmd_run(int argc, char **argv)
     run_args a = {.c = {.cmd = "run"}, .seed = 1};
     int rc = parse_args(&a, argc, argv);
     if (rc >= 0) return rc;
-    if (a.c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
     /* extension: --task hands the text to the mission controller (LLM). */
     if (a.task) return cli_fail(a.c.cmd, "--task needs the LLM mission controller (not built yet)");
     /* extension: --drone tello[:HOST] opens the Tello driver and wraps it

@@ -92,9 +92,6 @@ static int g_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
     if (dir != DRONE_DOWN && st.battery <= g->lim.battery_reserve)
         return refuse(g, err, errlen, "battery: %d%% is at or below the %d%% reserve", st.battery,
                       g->lim.battery_reserve);
-    if (cm > g->lim.max_move)
-        return refuse(g, err, errlen, "longest move: %d cm is more than the %.0f cm limit", cm,
-                      g->lim.max_move);
     const drone_pose *p = &st.pose;
     if (dir == DRONE_UP || dir == DRONE_DOWN) {
         double target = p->z + (dir == DRONE_UP ? cm : -cm);
@@ -106,7 +103,12 @@ static int g_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         if (clamped != target) g->stats.clamped++;
         cm = (int)lround(fabs(clamped - p->z));
         if (cm == 0) return 0; /* already at the edge of the band */
-    } else {
+    }
+    /* Checked after clamping: a climb "to the ceiling" is a short move. */
+    if (cm > g->lim.max_move)
+        return refuse(g, err, errlen, "longest move: %d cm is more than the %.0f cm limit", cm,
+                      g->lim.max_move);
+    if (dir != DRONE_UP && dir != DRONE_DOWN) {
         double rad = p->yaw * M_PI / 180, fx = sin(rad), fy = cos(rad), dx, dy;
         switch (dir) {
         case DRONE_FORWARD: dx = fx, dy = fy; break;

@@ -7,9 +7,9 @@
  * driver. Before each motion the guard checks, in order:
  *   - battery reserve: no climb or horizontal move or turn at or below it
  *     (descending and landing stay allowed);
- *   - longest single move (limits.max_move);
  *   - altitude band: a vertical move's target is clamped into [min_z, max_z]
  *     (the move becomes shorter, or nothing);
+ *   - longest single move (limits.max_move), after clamping;
  *   - geofence: a horizontal move whose end lies farther than
  *     geofence_radius from the home position is refused (a move back toward
  *     home from outside is allowed).
