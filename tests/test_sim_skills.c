@@ -34,7 +34,16 @@ typedef struct mission {
     char path[64];
 } mission;
 
+static void mission_open_probe(mission *m, const char *scene_json, unsigned long long seed,
+                               int (*probe)(void *, const char *, char *, size_t, char *, size_t));
+
 static void mission_open(mission *m, const char *scene_json, unsigned long long seed)
+{
+    mission_open_probe(m, scene_json, seed, NULL);
+}
+
+static void mission_open_probe(mission *m, const char *scene_json, unsigned long long seed,
+                               int (*probe)(void *, const char *, char *, size_t, char *, size_t))
 {
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "/tmp/aloft-test-scene-%d.json", (int)getpid());
@@ -51,6 +60,8 @@ static void mission_open(mission *m, const char *scene_json, unsigned long long 
     m->sb = sandbox_new(&lim, m->err, sizeof m->err);
     m->ctx.reg = reg;
     m->ctx.sb = m->sb;
+    m->ctx.probe = probe;
+    m->ctx.probe_ud = m;
     mission_world_attach(&m->world, &m->ctx);
     if (skills_bind(&m->ctx, m->err, sizeof m->err)) {
         fprintf(stderr, "bind: %s\n", m->err);
@@ -283,6 +294,36 @@ static void test_same_seed_same_results(void)
     CHECK(strstr(a, "false") != NULL); /* misses happened */
 }
 
+/* A stand-in for the LLM: answers with what it is shown, like the real probe
+ * does from the scene description of the current view. */
+static int probe_scissors(void *ud, const char *question, char *out, size_t outlen, char *err,
+                          size_t errlen)
+{
+    mission *m = ud;
+    (void)question, (void)err, (void)errlen;
+    vision_object objs[VISION_MAX_OBJECTS];
+    int n = m->ctx.observe(m->ctx.observe_ud, objs, VISION_MAX_OBJECTS, NULL, 0);
+    const vision_object *o = vision_find(objs, n, "scissors");
+    snprintf(out, outlen, "%s", o ? o->name : "False");
+    return 0;
+}
+
+static void test_scan_abstract_probes_each_view(void)
+{
+    mission m;
+    mission_open_probe(&m,
+                       "{\"objects\":[{\"class\":\"scissors\",\"x\":-250,\"y\":10,\"z\":75,"
+                       "\"w\":15,\"d\":8,\"h\":2}]}",
+                       1, probe_scissors);
+    CHECK(result_is(&m, "return scan_abstract('what can cut paper?')", "scissors_1"));
+    drone_pose p = mission_world_pose(&m.world);
+    CHECK(fabs(p.yaw - 270) < 1e-6); /* found after six 45 degree turns */
+    mission_close(&m);
+    mission_open_probe(&m, "{\"objects\":[]}", 1, probe_scissors);
+    CHECK(result_is(&m, "return scan_abstract('what can cut paper?')", "false"));
+    mission_close(&m);
+}
+
 int main(void)
 {
     reg = registry_standard(NULL, 0, NULL, NULL);
@@ -291,6 +332,7 @@ int main(void)
     test_motion_skills();
     test_log_and_picture();
     test_scan_finds_objects_behind();
+    test_scan_abstract_probes_each_view();
     test_orienting_centres();
     test_approach_stops_near();
     test_refusals_are_violations();

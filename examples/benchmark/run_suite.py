@@ -27,6 +27,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 
 MOVES = {"move_forward", "move_backward", "move_left", "move_right", "move_up",
          "move_down", "turn_cw", "turn_ccw"}
@@ -127,12 +128,14 @@ def main():
     args = ap.parse_args()
     tasks = args.tasks or sorted(d for d in glob.glob(os.path.join(here, "[0-9]*")) if os.path.isdir(d))
     failed = total = 0
+    pictures = tempfile.TemporaryDirectory(prefix="aloft-suite-")
     for task_dir in tasks:
         plan = os.path.join(task_dir, "plan.ms")
         for name, scene_path, check_path in setups(task_dir):
             total += 1
             proc = subprocess.run([args.aloft, "run", "--scene", scene_path, "--plan", plan,
-                                   "--json", "--quiet", "--seed", args.seed],
+                                   "--json", "--quiet", "--seed", args.seed,
+                                   "--pictures", pictures.name],
                                   capture_output=True, text=True, timeout=120)
             label = f"{os.path.basename(task_dir)} [{name}]"
             try:
