@@ -9,6 +9,15 @@
 local GAP = 60     -- cm to keep between the drone and the object
 local STEP = 50    -- cm of the measuring step
 
+-- Detection flickers (a frame can miss an object): look up to three times.
+local function width(object_name)
+  for _ = 1, 3 do
+    local w = object_width(object_name)
+    if w then return w end
+  end
+  return false
+end
+
 -- Flies forward DISTANCE cm in moves of at most 400 cm; false if refused.
 local function fly(distance)
   while distance > 0 do
@@ -28,12 +37,12 @@ return {
   run = function(object_name)
     if object_name == nil then return move_forward(100) end
     for _ = 1, 4 do
-      local w1 = object_width(object_name)
+      local w1 = width(object_name)
       if w1 == false then return false end
       if w1 > 0.5 then return true end -- it fills the view: close enough
       -- An obstacle (often the object itself) just ahead: we are there.
       if not move_forward(STEP) then return is_visible(object_name) end
-      local w2 = object_width(object_name)
+      local w2 = width(object_name)
       if w2 == false then return true end -- passed under/over it: close
       if w2 <= w1 then return false end  -- not getting closer
       local left = STEP * w1 / (w2 - w1) - GAP
