@@ -350,8 +350,15 @@ cJSON *runner_run(const runner_opts *o)
 {
     double t0 = skills_now_ms();
     cJSON *doc = report_new(o);
+    runner_outcome none;
+    runner_outcome *out = o->outcome ? o->outcome : &none;
+    memset(out, 0, sizeof *out);
     char *lua = compile(o, doc);
     if (!lua) {
+        out->status = RUNNER_REJECTED;
+        out->sandbox = SANDBOX_ERROR;
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+        snprintf(out->reason, sizeof out->reason, "%s", cJSON_IsString(e) ? e->valuestring : "");
         report_pose(doc, o->world);
         report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - t0));
         return doc;
@@ -361,6 +368,9 @@ cJSON *runner_run(const runner_opts *o)
     if (!sb) {
         free(lua);
         finish_error(doc, err, o);
+        out->status = RUNNER_FAILED;
+        out->sandbox = SANDBOX_ERROR;
+        snprintf(out->reason, sizeof out->reason, "%s", err);
         return doc;
     }
     run_state rs;
@@ -393,10 +403,18 @@ cJSON *runner_run(const runner_opts *o)
     double exec_ms = skills_now_ms() - exec0;
     o->world->drone->ops->hover(o->world->drone);
 
+    out->sandbox = st;
+    out->status = st == SANDBOX_OK          ? RUNNER_OK
+                  : st == SANDBOX_CANCELLED ? RUNNER_CANCELLED
+                                            : RUNNER_FAILED;
     if (st == SANDBOX_OK && ctx->replan) {
         snprintf(err, sizeof err, "replan requested: %s", ctx->replan_reason);
         st = SANDBOX_ERROR;
+        out->status = RUNNER_REPLAN;
     }
+    if (st != SANDBOX_OK)
+        snprintf(out->reason, sizeof out->reason, "%s", err[0] ? err : sandbox_status_name(st));
+    out->violations = cJSON_GetArraySize(ctx->violations);
     if (st == SANDBOX_OK) {
         report_set(doc, "ok", cJSON_CreateTrue());
         if (o->progress) {

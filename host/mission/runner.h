@@ -53,6 +53,23 @@ double mission_world_sim_s(mission_world *w);
 /* Hovers, then closes the drone and frees everything (LAND: land first). */
 void mission_world_close(mission_world *w, bool land);
 
+/* How a run ended, for callers that act on it (the mission controller
+ * replans on REPLAN and FAILED, retries on REJECTED). */
+typedef enum runner_status {
+    RUNNER_OK = 0,
+    RUNNER_REJECTED,  /* the plan did not pass the checker */
+    RUNNER_FAILED,    /* a Lua or skill error, or a limit (see .sandbox) */
+    RUNNER_REPLAN,    /* the plan called replan */
+    RUNNER_CANCELLED, /* sandbox_cancel (Ctrl-C, stop button) */
+} runner_status;
+
+typedef struct runner_outcome {
+    runner_status status;
+    sandbox_status sandbox; /* how the sandbox run ended */
+    char reason[1024];      /* the report's "error", or "" */
+    int violations;         /* constraint refusals recorded */
+} runner_outcome;
+
 typedef struct runner_opts {
     const skill_registry *reg;
     mission_world *world;
@@ -69,6 +86,7 @@ typedef struct runner_opts {
      * (for Ctrl-C: cli_cancel_on_signal). */
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
+    runner_outcome *outcome; /* filled when not NULL */
 } runner_opts;
 
 /* Compiles and runs the plan. Always returns the SPEC §2 `run --json`

@@ -85,8 +85,8 @@ static bool fly(const skill_registry *reg, const setup *s)
         return false;
     }
     sandbox_limits lim = {0, 0, 0, 0};
-    runner_opts o = {.reg = reg, .world = &w, .plan = s->plan, .plan_len = s->plan_len,
-                     .limits = lim};
+    runner_opts o = {
+        .reg = reg, .world = &w, .plan = s->plan, .plan_len = s->plan_len, .limits = lim};
     cJSON *doc = runner_run(&o);
     bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
     cJSON_Delete(doc);
