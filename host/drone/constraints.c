@@ -51,6 +51,18 @@ static int state_of(guard *g, drone_state *st, char *err, size_t errlen)
     return -1;
 }
 
+/* Reads the state for a check and applies the battery reserve (which
+ * descending, ALWAYS_OK, is exempt from). */
+static int begin_check(guard *g, drone_state *st, bool always_ok, char *err, size_t errlen)
+{
+    if (state_of(g, st, err, errlen)) return -1;
+    g->stats.checked++;
+    if (!always_ok && st->battery <= g->lim.battery_reserve)
+        return refuse(g, err, errlen, "battery: %d%% is at or below the %d%% reserve", st->battery,
+                      g->lim.battery_reserve);
+    return 0;
+}
+
 static int g_connect(drone *d, char *err, size_t errlen)
 {
     guard *g = enter(d);
@@ -61,11 +73,7 @@ static int g_takeoff(drone *d, char *err, size_t errlen)
 {
     guard *g = enter(d);
     drone_state st;
-    if (state_of(g, &st, err, errlen)) return -1;
-    g->stats.checked++;
-    if (st.battery <= g->lim.battery_reserve)
-        return refuse(g, err, errlen, "battery: %d%% is at or below the %d%% reserve", st.battery,
-                      g->lim.battery_reserve);
+    if (begin_check(g, &st, false, err, errlen)) return -1;
     g->stats.passed++;
     return g->inner->ops->takeoff(g->inner, err, errlen);
 }
@@ -86,12 +94,8 @@ static int g_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
 {
     guard *g = enter(d);
     drone_state st;
-    if (state_of(g, &st, err, errlen)) return -1;
-    g->stats.checked++;
+    if (begin_check(g, &st, dir == DRONE_DOWN, err, errlen)) return -1;
     if (cm < 0) return refuse(g, err, errlen, "distance: %d cm is negative", cm);
-    if (dir != DRONE_DOWN && st.battery <= g->lim.battery_reserve)
-        return refuse(g, err, errlen, "battery: %d%% is at or below the %d%% reserve", st.battery,
-                      g->lim.battery_reserve);
     const drone_pose *p = &st.pose;
     if (dir == DRONE_UP || dir == DRONE_DOWN) {
         double target = p->z + (dir == DRONE_UP ? cm : -cm);
@@ -132,11 +136,7 @@ static int g_turn(drone *d, int degrees, char *err, size_t errlen)
 {
     guard *g = enter(d);
     drone_state st;
-    if (state_of(g, &st, err, errlen)) return -1;
-    g->stats.checked++;
-    if (st.battery <= g->lim.battery_reserve)
-        return refuse(g, err, errlen, "battery: %d%% is at or below the %d%% reserve", st.battery,
-                      g->lim.battery_reserve);
+    if (begin_check(g, &st, false, err, errlen)) return -1;
     g->stats.passed++;
     return g->inner->ops->turn(g->inner, degrees, err, errlen);
 }

@@ -299,18 +299,23 @@ const scene *sim_scene(const drone *d)
     return &((const sim *)d->impl)->scene;
 }
 
+double sim_box_distance(const double p[3], const scene_object *o)
+{
+    double lo[3] = {o->x - o->w / 2, o->y - o->d / 2, o->z};
+    double hi[3] = {o->x + o->w / 2, o->y + o->d / 2, o->z + o->h};
+    double sum = 0;
+    for (int i = 0; i < 3; i++) {
+        double c = p[i] < lo[i] ? lo[i] : p[i] > hi[i] ? hi[i] : p[i];
+        sum += (p[i] - c) * (p[i] - c);
+    }
+    return sqrt(sum);
+}
+
 double sim_distance_to(const drone *d, const char *id)
 {
     const sim *s = d->impl;
     const scene_object *o = scene_find(&s->scene, id);
     if (!o) return -1;
-    const drone_pose *p = &s->state.pose;
-    double lo[3] = {o->x - o->w / 2, o->y - o->d / 2, o->z};
-    double hi[3] = {o->x + o->w / 2, o->y + o->d / 2, o->z + o->h};
-    double q[3] = {p->x, p->y, p->z}, sum = 0;
-    for (int i = 0; i < 3; i++) {
-        double c = q[i] < lo[i] ? lo[i] : q[i] > hi[i] ? hi[i] : q[i];
-        sum += (q[i] - c) * (q[i] - c);
-    }
-    return sqrt(sum);
+    double p[3] = {s->state.pose.x, s->state.pose.y, s->state.pose.z};
+    return sim_box_distance(p, o);
 }

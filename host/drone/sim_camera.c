@@ -40,19 +40,6 @@ static double rng_gauss(sim *s)
     return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
-/* Distance from point P to the nearest point of box O. */
-static double box_distance(const double p[3], const scene_object *o)
-{
-    double lo[3] = {o->x - o->w / 2, o->y - o->d / 2, o->z};
-    double hi[3] = {o->x + o->w / 2, o->y + o->d / 2, o->z + o->h};
-    double sum = 0;
-    for (int i = 0; i < 3; i++) {
-        double c = p[i] < lo[i] ? lo[i] : p[i] > hi[i] ? hi[i] : p[i];
-        sum += (p[i] - c) * (p[i] - c);
-    }
-    return sqrt(sum);
-}
-
 /* True if every sight line from the camera C to sample points of O passes
  * through another box first. */
 static bool occluded(const sim *s, const double c[3], const scene_object *o)
@@ -121,7 +108,7 @@ int sim_observe(drone *d, vision_object *out, int max)
         if (s->scene.noise_position_cm > 0)
             for (int k = 0; k < 3; k++)
                 off[k] = rng_gauss(s) * s->scene.noise_position_cm;
-        double dist = box_distance(c, o);
+        double dist = sim_box_distance(c, o);
         if (dist > s->scene.camera.range) continue;
         /* Misses grow with distance: miss_rate at half the range. */
         double pmiss = s->scene.noise_miss_rate * (0.5 + dist / s->scene.camera.range);

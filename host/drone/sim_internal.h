@@ -21,4 +21,7 @@ double sim_wrap_yaw(double yaw);
 /* Where along A->B (0..1) the segment first enters box O grown by R, or -1. */
 double sim_segment_box(const double a[3], const double b[3], const scene_object *o, double r);
 
+/* Distance from point P to the nearest point of box O (0 inside it). */
+double sim_box_distance(const double p[3], const scene_object *o);
+
 #endif
