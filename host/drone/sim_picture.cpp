@@ -43,12 +43,13 @@ extern "C" int sim_picture_write(const char *path, int width, int height, const 
         cv::Mat img(height, width, CV_8UC3);
         img(cv::Rect(0, 0, width, height / 2)).setTo(cv::Scalar(235, 215, 190));
         img(cv::Rect(0, height / 2, width, height - height / 2)).setTo(cv::Scalar(150, 170, 180));
-        // Farther objects (smaller boxes) first, so nearer ones cover them.
+        // Larger boxes first: things standing on furniture (the usual
+        // nesting in a room) stay visible on top of it.
         std::vector<int> order(n);
         for (int i = 0; i < n; i++)
             order[i] = i;
         std::sort(order.begin(), order.end(),
-                  [&](int a, int b) { return objs[a].w * objs[a].h < objs[b].w * objs[b].h; });
+                  [&](int a, int b) { return objs[a].w * objs[a].h > objs[b].w * objs[b].h; });
         for (int i : order) {
             const vision_object &o = objs[i];
             cv::Rect r(int((o.x - o.w / 2) * width), int((o.y - o.h / 2) * height),
