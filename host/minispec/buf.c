@@ -18,7 +18,7 @@ static void grow(ms_buf *b, size_t need)
     b->cap = cap;
 }
 
-void ms_buf_add(ms_buf *b, const char *s, size_t n)
+void ms_buf_add_slow(ms_buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) grow(b, b->len + n + 1);
     memcpy(b->data + b->len, s, n);
@@ -41,8 +41,14 @@ void ms_buf_addc(ms_buf *b, char c)
 void ms_buf_addi(ms_buf *b, long long v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", v);
-    ms_buf_add(b, tmp, (size_t)n);
+    int n = sizeof tmp;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[--n] = '-';
+    ms_buf_add(b, tmp + n, sizeof tmp - (size_t)n);
 }
 
 void ms_buf_indent(ms_buf *b, int levels)

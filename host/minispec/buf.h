@@ -7,6 +7,7 @@
 #define ALOFT_MINISPEC_BUF_H
 
 #include <stddef.h>
+#include <string.h>
 
 typedef struct ms_buf {
     char *data; /* NUL-terminated whenever len > 0 */
@@ -14,7 +15,17 @@ typedef struct ms_buf {
 } ms_buf;
 
 /* Appends N bytes (aborts the process only if memory is exhausted). */
-void ms_buf_add(ms_buf *b, const char *s, size_t n);
+void ms_buf_add_slow(ms_buf *b, const char *s, size_t n);
+static inline void ms_buf_add(ms_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        ms_buf_add_slow(b, s, n);
+        return;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
 void ms_buf_adds(ms_buf *b, const char *s);
 void ms_buf_addc(ms_buf *b, char c);
 void ms_buf_addi(ms_buf *b, long long v);

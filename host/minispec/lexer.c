@@ -59,23 +59,32 @@ static bool unknown_at(const ms_lexer *lx, size_t i)
     return i >= lx->len && !lx->final;
 }
 
-static ms_token finish(ms_lexer *lx, ms_token t, ms_tok_kind kind, size_t n, bool partial)
+/* Moves past the N bytes of the token T and completes it. The token is
+ * written in place, field by field: returning it by value made the copy
+ * stall on store forwarding in the parser's hottest path. */
+static ms_tok_kind finish(ms_lexer *lx, ms_token *t, ms_tok_kind kind, size_t n, bool partial)
 {
-    for (size_t i = 0; i < n; i++)
-        advance(lx);
-    t.kind = kind;
-    t.len = lx->at.pos - t.off;
-    t.partial = partial;
-    return t;
+    if (kind == MS_T_STRING || kind == MS_T_ERROR) { /* may hold UTF-8 */
+        for (size_t i = 0; i < n; i++)
+            advance(lx);
+    } else { /* ASCII on one line */
+        lx->at.pos += n;
+        lx->at.col += (int)n;
+    }
+    t->kind = kind;
+    t->len = lx->at.pos - t->off;
+    t->partial = partial;
+    return kind;
 }
 
-static ms_token error_token(ms_lexer *lx, ms_token t, size_t n, const char *fmt, const char *arg)
+static ms_tok_kind error_token(ms_lexer *lx, ms_token *t, size_t n, const char *fmt,
+                               const char *arg)
 {
     snprintf(lx->error, sizeof lx->error, fmt, arg);
     return finish(lx, t, MS_T_ERROR, n, false);
 }
 
-static ms_token scan_string(ms_lexer *lx, ms_token t)
+static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
 {
     int q = peek_at(lx, lx->at.pos);
     size_t i = lx->at.pos + 1;
@@ -107,7 +116,7 @@ static ms_token scan_string(ms_lexer *lx, ms_token t)
     }
 }
 
-static ms_token scan_number(ms_lexer *lx, ms_token t)
+static ms_tok_kind scan_number(ms_lexer *lx, ms_token *t)
 {
     size_t i = lx->at.pos;
     while (is_digit(peek_at(lx, i)))
@@ -124,7 +133,7 @@ static ms_token scan_number(ms_lexer *lx, ms_token t)
 
 /* WORD, `_N` or `$N`. `_1a` is the variable `_1` followed by the word `a`,
  * so that a partial `_1` is certainly a variable whatever follows. */
-static ms_token scan_name(ms_lexer *lx, ms_token t)
+static ms_tok_kind scan_name(ms_lexer *lx, ms_token *t)
 {
     int first = peek_at(lx, lx->at.pos);
     size_t i = lx->at.pos + 1;
@@ -153,27 +162,42 @@ static ms_token scan_name(ms_lexer *lx, ms_token t)
 
 /* A one- or two-byte operator: FIRST alone gives K1, FIRST followed by
  * SECOND gives K2. */
-static ms_token scan_pair(ms_lexer *lx, ms_token t, int second, ms_tok_kind k1, ms_tok_kind k2)
+static ms_tok_kind scan_pair(ms_lexer *lx, ms_token *t, int second, ms_tok_kind k1, ms_tok_kind k2)
 {
     if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k1, 1, true);
     if (peek_at(lx, lx->at.pos + 1) == second) return finish(lx, t, k2, 2, false);
     return finish(lx, t, k1, 1, false);
 }
 
-ms_token ms_lexer_next(ms_lexer *lx)
+ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
 {
-    for (;;) {
-        int c = peek_at(lx, lx->at.pos);
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v')
-            advance(lx);
-        else
+    const unsigned char *src = (const unsigned char *)lx->src;
+    size_t pos = lx->at.pos;
+    int col = lx->at.col;
+    while (pos < lx->len) { /* whitespace, kept in locals */
+        unsigned char c = src[pos];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+            col++;
+        } else if (c == '\n') {
+            lx->at.line++;
+            col = 1;
+        } else {
             break;
+        }
+        pos++;
     }
-    ms_token t = {MS_T_EOF, lx->at.pos, 0, lx->at.line, lx->at.col, false};
+    lx->at.pos = pos;
+    lx->at.col = col;
+    t->kind = MS_T_EOF;
+    t->off = lx->at.pos;
+    t->len = 0;
+    t->line = lx->at.line;
+    t->col = lx->at.col;
+    t->partial = false;
     int c = peek_at(lx, lx->at.pos);
     if (c < 0) {
-        t.partial = !lx->final;
-        return t;
+        t->partial = !lx->final;
+        return MS_T_EOF;
     }
     switch (c) {
     case ';': return finish(lx, t, MS_T_SEMI, 1, false);

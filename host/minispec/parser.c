@@ -22,6 +22,7 @@
 #include "minispec/parser.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,20 @@ static void *grow_array(void *p, int *cap, size_t elem)
     if (!q) abort();
     *cap = ncap;
     return q;
+}
+
+/* Tokens are read and copied field by field on purpose: the lexer writes
+ * them field by field, and a whole-struct copy right after (a 16-byte load
+ * over several smaller stores) stalls on store forwarding, which once cost
+ * a third of the compile time. */
+static void token_copy(ms_token *d, const ms_token *s)
+{
+    d->off = s->off;
+    d->len = s->len;
+    d->line = s->line;
+    d->col = s->col;
+    d->kind = s->kind;
+    d->partial = s->partial;
 }
 
 /* ---- diagnostics ---- */
@@ -88,7 +103,7 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
     if (at->kind == MS_T_ERROR) /* the lexer's own words say more */
         snprintf(P->pending[P->npending - 1].message, sizeof P->pending->message, "%s",
                  P->lx.error);
-    P->err_at = *at;
+    token_copy(&P->err_at, at);
     longjmp(P->jb, JMP_SYNTAX);
 }
 
@@ -97,22 +112,30 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
 static const ms_token *peek(ms_parser *P)
 {
     if (!P->have_ahead) {
-        P->before_ahead = P->lx.at;
-        P->ahead = ms_lexer_next(&P->lx);
+        P->before_ahead.pos = P->lx.at.pos;
+        P->before_ahead.line = P->lx.at.line;
+        P->before_ahead.col = P->lx.at.col;
+        ms_lexer_next(&P->lx, &P->ahead);
         P->have_ahead = true;
     }
     if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) longjmp(P->jb, JMP_MORE);
     return &P->ahead;
 }
 
-static ms_token next(ms_parser *P)
+/* Consumes the lookahead token, copying it into OUT when OUT is given. */
+static void next_into(ms_parser *P, ms_token *out)
 {
     const ms_token *t = peek(P);
     if (t->partial) longjmp(P->jb, JMP_MORE);
     if (t->kind == MS_T_ERROR) syntax_error(P, t, "%s", P->lx.error);
     P->have_ahead = false;
     P->unit_end = t->off + t->len;
-    return *t;
+    if (out) token_copy(out, t);
+}
+
+static void next(ms_parser *P)
+{
+    next_into(P, NULL);
 }
 
 /* The token's text for messages, cut short and quoted: 'turnleft'. */
@@ -174,13 +197,15 @@ static ms_expr *parse_additive(ms_parser *P, bool in_args);
 
 static bool word_is(const ms_parser *P, const ms_token *t, const char *w)
 {
+    const char *p = P->lx.src + t->off;
+    if (p[0] != w[0]) return false;
     size_t n = strlen(w);
-    return t->len == n && memcmp(P->lx.src + t->off, w, n) == 0;
+    return t->len == n && memcmp(p, w, n) == 0;
 }
 
 static bool is_replan(const skill *s)
 {
-    return s && strcmp(s->name, "replan") == 0;
+    return s && s->name[0] == 'r' && strcmp(s->name, "replan") == 0;
 }
 
 /* call := NAME [ '(' args ')' | ',' args ]   (NAME already read) */
@@ -192,7 +217,8 @@ static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
     int n = 0;
     const ms_token *t = peek(P);
     if (t->kind == MS_T_LPAREN) {
-        ms_token open = next(P);
+        ms_token open;
+        next_into(P, &open);
         enter(P, &open);
         P->unit_v2++;
         if (peek(P)->kind != MS_T_RPAREN) {
@@ -238,16 +264,24 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
     switch (t->kind) {
     case MS_T_INT:
     case MS_T_FLOAT: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_NUMBER, &tok);
         e->text = P->lx.src + tok.off;
         e->len = tok.len;
         e->is_int = tok.kind == MS_T_INT;
-        e->value = strtod(e->text, NULL);
+        if (tok.kind == MS_T_FLOAT || tok.len > 100) { /* ints need no value here */
+            char digits[400];
+            size_t n = tok.len < sizeof digits - 1 ? tok.len : sizeof digits - 1;
+            memcpy(digits, e->text, n);
+            digits[n] = '\0';
+            e->value = tok.len < sizeof digits - 1 ? strtod(digits, NULL) : HUGE_VAL;
+        }
         return e;
     }
     case MS_T_STRING: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_STRING, &tok);
         char *text = ms_arena_alloc(&P->arena, tok.len);
         e->len = ms_string_decode(P->lx.src, &tok, text);
@@ -255,7 +289,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_VAR: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_VAR, &tok);
         if (tok.len > 5) syntax_error(P, &tok, "variable number too large (at most _9999)");
         e->id = parse_index(P->lx.src + tok.off + 1, tok.len - 1);
@@ -264,7 +299,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_ARG: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_ARG, &tok);
         e->id = tok.len > 10 ? LONG_MAX : parse_index(P->lx.src + tok.off + 1, tok.len - 1);
         if (!P->in_skill)
@@ -278,7 +314,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_LPAREN: {
-        ms_token open = next(P);
+        ms_token open;
+        next_into(P, &open);
         enter(P, &open);
         ms_expr *e = parse_expr(P, in_args);
         const ms_token *c = peek(P);
@@ -290,7 +327,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_WORD: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         if (word_is(P, &tok, "True")) return new_expr(P, MS_E_TRUE, &tok);
         if (word_is(P, &tok, "False")) return new_expr(P, MS_E_FALSE, &tok);
         if (word_is(P, &tok, "None")) return new_expr(P, MS_E_NONE, &tok);
@@ -317,7 +355,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
 static ms_expr *parse_unary(ms_parser *P, bool in_args)
 {
     if (peek(P)->kind != MS_T_MINUS) return parse_operand(P, in_args);
-    ms_token minus = next(P);
+    ms_token minus;
+    next_into(P, &minus);
     enter(P, &minus);
     ms_expr *e = new_expr(P, MS_E_NEG, &minus);
     e->a = parse_unary(P, in_args);
@@ -356,7 +395,8 @@ static ms_expr *parse_term(ms_parser *P, bool in_args)
     for (;;) {
         ms_tok_kind k = peek(P)->kind;
         if (k != MS_T_STAR && k != MS_T_SLASH) return e;
-        ms_token op = next(P);
+        ms_token op;
+        next_into(P, &op);
         e = binary(P, &op, MS_E_BINARY, e, parse_unary(P, in_args));
     }
 }
@@ -368,7 +408,8 @@ static ms_expr *parse_additive(ms_parser *P, bool in_args)
     for (;;) {
         ms_tok_kind k = peek(P)->kind;
         if (k != MS_T_PLUS && k != MS_T_MINUS) return e;
-        ms_token op = next(P);
+        ms_token op;
+        next_into(P, &op);
         e = binary(P, &op, MS_E_BINARY, e, parse_term(P, in_args));
     }
 }
@@ -384,7 +425,8 @@ static ms_expr *parse_comparison(ms_parser *P, bool in_args)
 {
     ms_expr *e = parse_additive(P, in_args);
     if (!is_comparator(peek(P)->kind)) return e;
-    ms_token op = next(P);
+    ms_token op;
+    next_into(P, &op);
     e = binary(P, &op, MS_E_COMPARE, e, parse_additive(P, in_args));
     if (is_comparator(peek(P)->kind))
         syntax_error(P, peek(P), "comparisons cannot be chained; join them with '&'");
@@ -396,7 +438,8 @@ static ms_expr *parse_conjunction(ms_parser *P, bool in_args)
 {
     ms_expr *e = parse_comparison(P, in_args);
     while (peek(P)->kind == MS_T_AND) {
-        ms_token op = next(P);
+        ms_token op;
+        next_into(P, &op);
         e = binary(P, &op, MS_E_AND, e, parse_comparison(P, in_args));
     }
     return e;
@@ -407,7 +450,8 @@ static ms_expr *parse_expr(ms_parser *P, bool in_args)
 {
     ms_expr *e = parse_conjunction(P, in_args);
     while (peek(P)->kind == MS_T_OR) {
-        ms_token op = next(P);
+        ms_token op;
+        next_into(P, &op);
         e = binary(P, &op, MS_E_OR, e, parse_conjunction(P, in_args));
     }
     return e;
@@ -431,7 +475,8 @@ static void push_block(ms_parser *P, ms_block_kind kind, const ms_token *brace, 
 /* loop := INT '{' program '}'   (header only: the body comes unit by unit) */
 static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
 {
-    ms_token num = next(P);
+    ms_token num;
+    next_into(P, &num);
     char what[64];
     if (num.kind == MS_T_FLOAT)
         syntax_error(P, &num, "expected a statement, found %s",
@@ -440,7 +485,8 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     if (t->kind != MS_T_LBRACE)
         syntax_error(P, t, "expected '{' after the loop count %.*s, found %s", (int)num.len,
                      P->lx.src + num.off, describe(P, t, what, sizeof what));
-    ms_token brace = next(P);
+    ms_token brace;
+    next_into(P, &brace);
     enter(P, &brace);
     long count = parse_index(P->lx.src + num.off, num.len);
     if (count < 1 || count > P->max_loop)
@@ -467,7 +513,8 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
         syntax_error(P, t, "expected '{' after the condition, found %s",
                      describe(P, t, what, sizeof what));
     }
-    ms_token brace = next(P);
+    ms_token brace;
+    next_into(P, &brace);
     enter(P, &brace);
     ms_buf_adds(&P->code, "if ");
     ms_emit_truth(&P->code, cond);
@@ -483,7 +530,8 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
 /* assign := VAR '=' expr */
 static ms_event_kind parse_assign(ms_parser *P)
 {
-    ms_token var = next(P);
+    ms_token var;
+    next_into(P, &var);
     if (var.len > 5) syntax_error(P, &var, "variable number too large (at most _9999)");
     const ms_token *t = peek(P);
     if (t->kind != MS_T_ASSIGN) {
@@ -526,7 +574,8 @@ static void quote_line(ms_parser *P, size_t off, char *out, size_t outlen)
 /* A statement that starts with a name: a call, `rp`, or not MiniSpec. */
 static ms_event_kind parse_call_statement(ms_parser *P)
 {
-    ms_token name = next(P);
+    ms_token name;
+    next_into(P, &name);
     char what[64];
     const ms_token *t = peek(P);
     if (t->kind == MS_T_ASSIGN)
@@ -535,7 +584,7 @@ static ms_event_kind parse_call_statement(ms_parser *P)
     if (word_is(P, &name, "True") || word_is(P, &name, "False") || word_is(P, &name, "None"))
         syntax_error(P, &name, "expected a statement, found %s",
                      describe(P, &name, what, sizeof what));
-    const skill *s = registry_find(P->reg, P->lx.src + name.off, name.len);
+    const skill *s = ms_lookup_skill(P, P->lx.src + name.off, name.len);
     if (!s && (t->kind == MS_T_WORD || t->kind == MS_T_INT || t->kind == MS_T_FLOAT ||
                t->kind == MS_T_ERROR || t->kind == MS_T_STRING)) {
         /* Two words in a row: prose or another language, not a call. */
@@ -574,7 +623,8 @@ void ms_parser_note_skill(ms_parser *P, const skill *s)
 
 static ms_event_kind parse_close(ms_parser *P, ms_event *ev)
 {
-    ms_token brace = next(P);
+    ms_token brace;
+    next_into(P, &brace);
     if (P->nblocks == 0) {
         ms_parser_diag_unit(P, brace.line, brace.col, "unexpected '}' (no block is open)");
         return MS_EV_NONE;
@@ -621,7 +671,8 @@ static void resync(ms_parser *P)
     int depth = 0;
     for (;;) {
         ms_lexpos before = P->lx.at;
-        ms_token t = ms_lexer_next(&P->lx);
+        ms_token t;
+        ms_lexer_next(&P->lx, &t);
         if (t.kind == MS_T_EOF) {
             P->lx.at = before;
             return;
@@ -675,6 +726,7 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
     case MS_EV_STATEMENT:
         emit_line(P, P->code.data, P->code.len);
         P->chunk.len = 0;
+        if (P->recover) break; /* a whole plan needs no per-statement chunks */
         ms_buf_adds(&P->chunk, chunk_head);
         ms_buf_add(&P->chunk, P->code.data, P->code.len);
         ms_buf_addc(&P->chunk, '\n');
@@ -684,7 +736,7 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
         emit_line(P, P->code.data, P->code.len);
         P->indent++;
         P->blocks[P->nblocks - 1].body_start = P->lua.len;
-        if (ev->block == MS_BLOCK_COND) {
+        if (ev->block == MS_BLOCK_COND && !P->recover) {
             ms_buf cond = P->chunk;
             P->chunk = (ms_buf){0};
             ms_buf_adds(&P->chunk, chunk_head);
@@ -699,7 +751,7 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
         ev->depth = P->nblocks;
         if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
         P->chunk.len = 0;
-        if (b->kind == MS_BLOCK_LOOP) {
+        if (b->kind == MS_BLOCK_LOOP && !P->recover) {
             ms_buf_adds(&P->chunk, chunk_head);
             ms_buf_adds(&P->chunk, "for _ = 2, ");
             ms_buf_addi(&P->chunk, b->count);
@@ -736,7 +788,7 @@ static void reset_unit(ms_parser *P)
 
 ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
 {
-    memset(ev, 0, sizeof *ev);
+    if (!P->recover) memset(ev, 0, sizeof *ev); /* a whole plan reads no events */
     if (P->stopped) {
         ev->kind = MS_EV_ERROR;
         ev->diag = P->ndiags ? &P->diags[0] : NULL;
@@ -802,13 +854,34 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
 {
     memset(P, 0, sizeof *P);
+    ms_parser_reset(P, reg, opts, recover);
+}
+
+void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
+{
     P->reg = reg;
     P->max_loop = opts && opts->max_loop > 0 ? opts->max_loop : MS_MAX_LOOP_DEFAULT;
     P->nparams = opts ? opts->nparams : 0;
+    P->in_skill = false;
     P->recover = recover;
-    P->indent = P->nparams > 0 ? 1 : 0;
-    P->unit_assign = -1;
     ms_lexer_init(&P->lx, "", 0, false);
+    P->have_ahead = false;
+    P->nesting = 0;
+    P->lua.len = 0;
+    P->indent = 0;
+    P->code.len = 0;
+    P->chunk.len = 0;
+    P->nblocks = 0;
+    if (P->defined_bytes) memset(P->defined, 0, P->defined_bytes);
+    P->ndefs_log = 0;
+    P->ndiags = P->dropped_diags = 0;
+    P->nused = 0;
+    P->v1_calls = P->v2_calls = 0;
+    ms_arena_reset(&P->arena);
+    P->npending = 0;
+    P->nunit_used = 0;
+    P->unit_assign = -1;
+    P->stopped = false;
 }
 
 void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final)

@@ -66,6 +66,14 @@ typedef struct ms_parser {
     ms_diag *diags;
     int ndiags, cap_diags, dropped_diags;
 
+    /* Names already resolved in this registry (check.c). */
+    struct {
+        const skill_registry *reg;
+        const skill *base;
+        size_t count;
+        const skill *slot[64];
+    } names;
+
     const skill **used;
     int nused, cap_used;
     int v1_calls, v2_calls;
@@ -86,6 +94,8 @@ typedef struct ms_parser {
 } ms_parser;
 
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover);
+/* Makes an initialised parser ready for a new plan, keeping its memory. */
+void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover);
 void ms_parser_free(ms_parser *P);
 
 /* Points the parser at SRC[0..LEN) (the same bytes plus more on later
@@ -111,6 +121,10 @@ void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
 
 /* ---- checking (check.c) ---- */
 
+/* The skill called NAME[0..LEN) (as registry_find), or NULL. */
+const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t len);
+/* ms_find_skill with a per-parser cache. */
+const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len);
 /* Resolves NAME or reports it, with a hint, at TOK. NULL when unknown. */
 const skill *ms_check_skill(ms_parser *P, const ms_token *tok);
 /* Checks the argument count and literal argument types of a call. */
