@@ -131,13 +131,13 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
     collect(P, out);
     if (out->ok) {
         ms_buf head = {0};
-        ms_buf_adds(&head, "local ms = minispec\nreturn function(");
+        ms_buf_addlit(&head, "local ms = minispec\nreturn function(");
         for (int i = 1; i <= def.nparams; i++) {
             if (i > 1) ms_buf_add(&head, ", ", 2);
             ms_buf_addc(&head, 'a');
             ms_buf_addi(&head, i);
         }
-        ms_buf_adds(&head, ")\n  local v = {}\n");
+        ms_buf_addlit(&head, ")\n  local v = {}\n");
         out->lua = assemble(P, head.data, "end\n");
         ms_buf_free(&head);
     }

@@ -60,7 +60,7 @@ static void emit_number_operand(ms_buf *out, const ms_expr *e, int need)
         emit_at(out, e, need);
         return;
     }
-    ms_buf_adds(out, "ms.num(");
+    ms_buf_addlit(out, "ms.num(");
     ms_emit_expr(out, e);
     ms_buf_addc(out, ')');
 }
@@ -77,7 +77,7 @@ void ms_emit_truth(ms_buf *out, const ms_expr *e)
         ms_emit_expr(out, e);
         return;
     }
-    ms_buf_adds(out, "ms.truth(");
+    ms_buf_addlit(out, "ms.truth(");
     ms_emit_expr(out, e);
     ms_buf_addc(out, ')');
 }
@@ -127,7 +127,7 @@ static void emit_number(ms_buf *out, const ms_expr *e)
         return;
     }
     if (isinf(e->value)) {
-        ms_buf_adds(out, "math.huge");
+        ms_buf_addlit(out, "math.huge");
         return;
     }
     char tmp[40];

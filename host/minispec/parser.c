@@ -493,9 +493,9 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
         ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
                             num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
                             num.len > 20 ? "..." : "", P->max_loop);
-    ms_buf_adds(&P->code, "for _ = 1, ");
+    ms_buf_addlit(&P->code, "for _ = 1, ");
     ms_buf_addi(&P->code, count);
-    ms_buf_adds(&P->code, " do");
+    ms_buf_addlit(&P->code, " do");
     ev->block = MS_BLOCK_LOOP;
     ev->count = count;
     push_block(P, MS_BLOCK_LOOP, &brace, count);
@@ -516,11 +516,11 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     ms_token brace;
     next_into(P, &brace);
     enter(P, &brace);
-    ms_buf_adds(&P->code, "if ");
+    ms_buf_addlit(&P->code, "if ");
     ms_emit_truth(&P->code, cond);
-    ms_buf_adds(&P->code, " then");
+    ms_buf_addlit(&P->code, " then");
     /* the chunk a stream controller runs to decide the branch */
-    ms_buf_adds(&P->chunk, "return ");
+    ms_buf_addlit(&P->chunk, "return ");
     ms_emit_truth(&P->chunk, cond);
     ev->block = MS_BLOCK_COND;
     push_block(P, MS_BLOCK_COND, &brace, 0);
@@ -542,9 +542,9 @@ static ms_event_kind parse_assign(ms_parser *P)
     next(P);
     ms_expr *e = parse_expr(P, false);
     P->unit_assign = parse_index(P->lx.src + var.off + 1, var.len - 1);
-    ms_buf_adds(&P->code, "v._");
+    ms_buf_addlit(&P->code, "v._");
     ms_buf_addi(&P->code, P->unit_assign);
-    ms_buf_adds(&P->code, " = ");
+    ms_buf_addlit(&P->code, " = ");
     ms_emit_expr(&P->code, e);
     return MS_EV_STATEMENT;
 }
@@ -554,9 +554,9 @@ static ms_event_kind parse_return(ms_parser *P)
 {
     next(P);
     ms_expr *e = parse_expr(P, false);
-    ms_buf_adds(&P->code, "do return ");
+    ms_buf_addlit(&P->code, "do return ");
     ms_emit_expr(&P->code, e);
-    ms_buf_adds(&P->code, " end");
+    ms_buf_addlit(&P->code, " end");
     return MS_EV_STATEMENT;
 }
 
@@ -598,7 +598,7 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         s = ms_check_skill(P, &name); /* reports it, with a hint */
     ms_expr *call = parse_call(P, &name, s);
     if (is_replan(s)) {
-        ms_buf_adds(&P->code, "do return ms.replan() end");
+        ms_buf_addlit(&P->code, "do return ms.replan() end");
     } else {
         ms_emit_expr(&P->code, call);
     }
@@ -753,11 +753,11 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
         P->chunk.len = 0;
         if (b->kind == MS_BLOCK_LOOP && !P->recover) {
             ms_buf_adds(&P->chunk, chunk_head);
-            ms_buf_adds(&P->chunk, "for _ = 2, ");
+            ms_buf_addlit(&P->chunk, "for _ = 2, ");
             ms_buf_addi(&P->chunk, b->count);
-            ms_buf_adds(&P->chunk, " do\n");
+            ms_buf_addlit(&P->chunk, " do\n");
             ms_buf_add(&P->chunk, P->lua.data + b->body_start, P->lua.len - b->body_start);
-            ms_buf_adds(&P->chunk, "end\n");
+            ms_buf_addlit(&P->chunk, "end\n");
         }
         P->indent--;
         emit_line(P, "end", 3);
