@@ -120,4 +120,4 @@
 {"v1 bare words stay strings", "o,apple;tc,apple", "1:12: turn_cw argument 1 (degrees) must be int, got str 'apple'"},
 {"TypeFly paper Listing 4 (bottom) as printed, with its OCR damage",
  "?s,apple==True{->True} ?s,cake==True{->True}\n?s sandwich==True{->True}\n>s, orange==True{->True}\n->False",
- "2:4: expected '{' after the condition, found 'sandwich'\n3:1: expected a statement, found '>'"},
+ "2:2: scan takes 1 argument, got 0\n2:4: expected '{' after the condition, found 'sandwich'\n3:1: expected a statement, found '>'"},

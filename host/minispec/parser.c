@@ -661,8 +661,8 @@ static ms_event_kind parse_unit(ms_parser *P, ms_event *ev)
 }
 
 /* After a syntax error (whole-plan mode): skip to the end of the broken
- * statement: past the next ';', or up to a '}' that closes an open block,
- * skipping whole '{...}' groups on the way. */
+ * statement: past the next ';', up to a '}' that closes an open block, or
+ * past a whole '{...}' group (the broken statement's block). */
 static void resync(ms_parser *P)
 {
     P->lx.at.pos = P->err_at.off;
@@ -684,7 +684,7 @@ static void resync(ms_parser *P)
                 P->lx.at = before;
                 return;
             }
-            depth--;
+            if (--depth == 0) return; /* a whole block was skipped: it ended the statement */
         }
     }
 }
