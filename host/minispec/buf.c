@@ -31,13 +31,6 @@ void ms_buf_adds(ms_buf *b, const char *s)
     ms_buf_add(b, s, strlen(s));
 }
 
-void ms_buf_addc(ms_buf *b, char c)
-{
-    if (b->len + 2 > b->cap) grow(b, b->len + 2);
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
-}
-
 void ms_buf_addi(ms_buf *b, long long v)
 {
     char tmp[24];

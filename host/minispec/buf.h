@@ -29,7 +29,15 @@ static inline void ms_buf_add(ms_buf *b, const char *s, size_t n)
 void ms_buf_adds(ms_buf *b, const char *s);
 /* Appends a string literal (its length known at compile time). */
 #define ms_buf_addlit(b, lit) ms_buf_add((b), (lit), sizeof(lit) - 1)
-void ms_buf_addc(ms_buf *b, char c);
+static inline void ms_buf_addc(ms_buf *b, char c)
+{
+    if (b->len + 2 > b->cap) {
+        ms_buf_add_slow(b, &c, 1);
+        return;
+    }
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
 void ms_buf_addi(ms_buf *b, long long v);
 void ms_buf_indent(ms_buf *b, int levels);
 /* Gives the text to the caller (malloc'd, NUL-terminated) and empties B. */

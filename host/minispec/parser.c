@@ -388,73 +388,59 @@ static ms_expr *binary(ms_parser *P, const ms_token *op, ms_expr_kind kind, ms_e
     return e;
 }
 
-/* term := unary { ('*'|'/') unary } */
-static ms_expr *parse_term(ms_parser *P, bool in_args)
+/* Binding power of a binary operator: '|' < '&' < comparison < '+' '-' <
+ * '*' '/'; 0 for anything else. */
+static int binary_power(int kind)
+{
+    switch (kind) {
+    case MS_T_OR: return 1;
+    case MS_T_AND: return 2;
+    case MS_T_EQ:
+    case MS_T_NE:
+    case MS_T_LT:
+    case MS_T_GT:
+    case MS_T_LE:
+    case MS_T_GE: return 3;
+    case MS_T_PLUS:
+    case MS_T_MINUS: return 4;
+    case MS_T_STAR:
+    case MS_T_SLASH: return 5;
+    default: return 0;
+    }
+}
+
+/* binary := unary { OP binary }, operators of power MIN and above, all left
+ * associative; comparisons do not chain (`a < b < c` is an error). One loop
+ * instead of a function per precedence level keeps a plain operand cheap. */
+static ms_expr *parse_binary(ms_parser *P, bool in_args, int min)
 {
     ms_expr *e = parse_unary(P, in_args);
     for (;;) {
-        ms_tok_kind k = peek(P)->kind;
-        if (k != MS_T_STAR && k != MS_T_SLASH) return e;
+        int power = binary_power(peek(P)->kind);
+        if (power == 0 || power < min) return e;
         ms_token op;
         next_into(P, &op);
-        e = binary(P, &op, MS_E_BINARY, e, parse_unary(P, in_args));
+        ms_expr *rhs = parse_binary(P, in_args, power + 1);
+        ms_expr_kind kind = power == 1   ? MS_E_OR
+                            : power == 2 ? MS_E_AND
+                            : power == 3 ? MS_E_COMPARE
+                                         : MS_E_BINARY;
+        e = binary(P, &op, kind, e, rhs);
+        if (power == 3 && binary_power(peek(P)->kind) == 3)
+            syntax_error(P, peek(P), "comparisons cannot be chained; join them with '&'");
     }
 }
 
-/* additive := term { ('+'|'-') term } */
+/* additive := arithmetic only: what a v1 argument may hold */
 static ms_expr *parse_additive(ms_parser *P, bool in_args)
 {
-    ms_expr *e = parse_term(P, in_args);
-    for (;;) {
-        ms_tok_kind k = peek(P)->kind;
-        if (k != MS_T_PLUS && k != MS_T_MINUS) return e;
-        ms_token op;
-        next_into(P, &op);
-        e = binary(P, &op, MS_E_BINARY, e, parse_term(P, in_args));
-    }
+    return parse_binary(P, in_args, 4);
 }
 
-static bool is_comparator(ms_tok_kind k)
-{
-    return k == MS_T_EQ || k == MS_T_NE || k == MS_T_LT || k == MS_T_GT || k == MS_T_LE ||
-           k == MS_T_GE;
-}
-
-/* comparison := additive [ CMP additive ] */
-static ms_expr *parse_comparison(ms_parser *P, bool in_args)
-{
-    ms_expr *e = parse_additive(P, in_args);
-    if (!is_comparator(peek(P)->kind)) return e;
-    ms_token op;
-    next_into(P, &op);
-    e = binary(P, &op, MS_E_COMPARE, e, parse_additive(P, in_args));
-    if (is_comparator(peek(P)->kind))
-        syntax_error(P, peek(P), "comparisons cannot be chained; join them with '&'");
-    return e;
-}
-
-/* conjunction := comparison { '&' comparison } */
-static ms_expr *parse_conjunction(ms_parser *P, bool in_args)
-{
-    ms_expr *e = parse_comparison(P, in_args);
-    while (peek(P)->kind == MS_T_AND) {
-        ms_token op;
-        next_into(P, &op);
-        e = binary(P, &op, MS_E_AND, e, parse_comparison(P, in_args));
-    }
-    return e;
-}
-
-/* expr := conjunction { '|' conjunction }   (a condition is an expr) */
+/* expr := the whole expression grammar (a condition is an expr) */
 static ms_expr *parse_expr(ms_parser *P, bool in_args)
 {
-    ms_expr *e = parse_conjunction(P, in_args);
-    while (peek(P)->kind == MS_T_OR) {
-        ms_token op;
-        next_into(P, &op);
-        e = binary(P, &op, MS_E_OR, e, parse_conjunction(P, in_args));
-    }
-    return e;
+    return parse_binary(P, in_args, 1);
 }
 
 /* ---- statements ---- */
