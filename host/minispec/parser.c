@@ -772,6 +772,22 @@ static void reset_unit(ms_parser *P)
     P->chunk.len = 0;
 }
 
+/* Reports a unit longer than MS_MAX_UNIT_BYTES and skips it (whole plan)
+ * or stops (stream). */
+static void too_long(ms_parser *P, ms_lexpos start, ms_event *ev)
+{
+    ms_lexpos here = P->lx.at;
+    P->lx.at = start;
+    ms_token t;
+    ms_lexer_next(&P->lx, &t);
+    P->lx.at = here;
+    ms_parser_diag(P, t.line, t.col, "statement longer than %d bytes", MS_MAX_UNIT_BYTES);
+    ev->kind = MS_EV_ERROR;
+    ev->diag = &P->diags[P->ndiags - 1];
+    if (!P->recover) P->stopped = true;
+    /* stream mode stops here; the whole-plan compiler goes on */
+}
+
 ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
 {
     if (!P->recover) memset(ev, 0, sizeof *ev); /* a whole plan reads no events */
@@ -789,7 +805,13 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         if (jumped == JMP_MORE) {
             P->lx.at = start;
             P->have_ahead = false;
-            return ev->kind = MS_EV_NONE;
+            size_t first = start.pos; /* the unit's first byte, past whitespace */
+            while (first < P->lx.len && strchr(" \t\n\r\f\v", P->lx.src[first]) && P->lx.src[first])
+                first++;
+            if (P->lx.len - first <= MS_MAX_UNIT_BYTES) return ev->kind = MS_EV_NONE;
+            /* A unit is read again as it grows: bound that work. */
+            too_long(P, start, ev);
+            return MS_EV_ERROR;
         }
         if (jumped == JMP_SYNTAX) {
             commit(P, MS_EV_NONE, ev);
@@ -803,6 +825,8 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         }
         kind = parse_unit(P, ev);
         if (P->have_ahead) P->lx.at = P->before_ahead; /* un-read the lookahead */
+        bool long_unit = kind != MS_EV_DONE && P->lx.at.pos - ev->off > MS_MAX_UNIT_BYTES;
+        if (long_unit) too_long(P, start, ev); /* reported before the unit's own errors */
         if (kind == MS_EV_DONE) {
             if (P->nblocks > 0) {
                 ms_open_block *b = &P->blocks[P->nblocks - 1];
@@ -825,6 +849,11 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             return ev->kind = MS_EV_DONE;
         }
         commit(P, kind, ev);
+        if (long_unit && !P->recover) {
+            ev->kind = MS_EV_ERROR;
+            ev->diag = &P->diags[first_diag];
+            return MS_EV_ERROR;
+        }
         if (P->ndiags > first_diag || P->dropped_diags) {
             if (!P->recover) {
                 P->stopped = true;

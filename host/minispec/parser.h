@@ -23,6 +23,9 @@
 /* Nesting of blocks, parentheses and calls together. Keeps the emitted Lua
  * well inside Lua's own parser limits (C levels and registers). */
 #define MS_MAX_NESTING 20
+/* Longest statement or block header: the stream parser reads a statement
+ * again each time more of it arrives, so this bounds its work. */
+#define MS_MAX_UNIT_BYTES 65536
 /* Diagnostics kept per plan; the rest are summarised in one line. */
 #define MS_MAX_DIAGS 20
 
