@@ -119,3 +119,12 @@ void ms_arena_free(ms_arena *a)
     free(a->head);
     a->head = NULL;
 }
+
+void *ms_grow(void *p, int *cap, size_t elem)
+{
+    int ncap = *cap ? *cap * 2 : 8;
+    void *q = realloc(p, (size_t)ncap * elem);
+    if (!q) abort();
+    *cap = ncap;
+    return q;
+}

@@ -44,6 +44,9 @@ void ms_buf_indent(ms_buf *b, int levels);
 char *ms_buf_take(ms_buf *b);
 void ms_buf_free(ms_buf *b);
 
+/* Doubles the capacity *CAP (at least 8) of array P of ELEM-byte items. */
+void *ms_grow(void *p, int *cap, size_t elem);
+
 /* Memory for one statement's syntax tree; reset between statements. */
 typedef struct ms_arena_block ms_arena_block;
 typedef struct ms_arena {

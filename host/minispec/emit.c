@@ -92,11 +92,10 @@ static void emit_truth_at(ms_buf *out, const ms_expr *e, int need)
 
 /* Bytes a Lua string literal cannot hold as they are. */
 static const unsigned char needs_escape[256] = {
-    [0] = 1,    [1] = 1,    [2] = 1,    [3] = 1,    [4] = 1,    [5] = 1,    [6] = 1,
-    [7] = 1,    [8] = 1,    [9] = 1,    [10] = 1,   [11] = 1,   [12] = 1,   [13] = 1,
-    [14] = 1,   [15] = 1,   [16] = 1,   [17] = 1,   [18] = 1,   [19] = 1,   [20] = 1,
-    [21] = 1,   [22] = 1,   [23] = 1,   [24] = 1,   [25] = 1,   [26] = 1,   [27] = 1,
-    [28] = 1,   [29] = 1,   [30] = 1,   [31] = 1,   ['"'] = 1,  ['\\'] = 1, [0x7f] = 1,
+    [0] = 1,  [1] = 1,  [2] = 1,  [3] = 1,  [4] = 1,  [5] = 1,   [6] = 1,    [7] = 1,    [8] = 1,
+    [9] = 1,  [10] = 1, [11] = 1, [12] = 1, [13] = 1, [14] = 1,  [15] = 1,   [16] = 1,   [17] = 1,
+    [18] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 1,  [24] = 1,   [25] = 1,   [26] = 1,
+    [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
 };
 
 void ms_emit_string(ms_buf *out, const char *s, size_t n)
@@ -108,9 +107,12 @@ void ms_emit_string(ms_buf *out, const char *s, size_t n)
         if (!needs_escape[c]) continue;
         ms_buf_add(out, s + start, i - start);
         start = i + 1;
-        if (c == '"') ms_buf_addlit(out, "\\\"");
-        else if (c == '\\') ms_buf_addlit(out, "\\\\");
-        else if (c == '\n') ms_buf_addlit(out, "\\n");
+        if (c == '"')
+            ms_buf_addlit(out, "\\\"");
+        else if (c == '\\')
+            ms_buf_addlit(out, "\\\\");
+        else if (c == '\n')
+            ms_buf_addlit(out, "\\n");
         else {
             char esc[8] = {'\\', (char)('0' + c / 100), (char)('0' + c / 10 % 10),
                            (char)('0' + c % 10)};

@@ -113,8 +113,7 @@ static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
         if (i >= len || s[i] == '\n') {
             if (unknown_at(lx, i)) return finish(lx, t, MS_T_STRING, i - start, true);
             char quote[2] = {(char)q, 0};
-            return error_token(lx, t, i - start, "unterminated string (missing closing %s)",
-                               quote);
+            return error_token(lx, t, i - start, "unterminated string (missing closing %s)", quote);
         }
         if (s[i] == '\\') {
             if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - start, true);

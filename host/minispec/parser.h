@@ -29,6 +29,9 @@
 /* Diagnostics kept per plan; the rest are summarised in one line. */
 #define MS_MAX_DIAGS 20
 
+/* How a unit's parse unwinds (longjmp to ms_parser_step). */
+enum { MS_JMP_MORE = 1, MS_JMP_SYNTAX = 2 };
+
 typedef struct ms_expr ms_expr;
 
 typedef struct ms_open_block {
@@ -116,6 +119,11 @@ const char *ms_parser_dialect(const ms_parser *P);
 /* Adds a diagnostic at LINE:COL (kept in source order by the caller). */
 void ms_parser_diag(ms_parser *P, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Parses one unit at the lexer's position (parser.c). Returns the event
+ * kind (MS_EV_NONE for an empty statement); unwinds with MS_JMP_MORE when
+ * the input ends first, MS_JMP_SYNTAX on a syntax error. */
+ms_event_kind ms_parse_unit(ms_parser *P, ms_event *ev);
 
 /* A problem found in the current unit: kept only if the unit completes (a
  * partial unit is read again once more input arrives). */
