@@ -98,7 +98,7 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
 
 /* ---- tokens ---- */
 
-static const ms_token *peek(ms_parser *P)
+static const ms_token *peek_slow(ms_parser *P)
 {
     if (!P->have_ahead) {
         P->before_ahead.pos = P->lx.at.pos;
@@ -111,8 +111,15 @@ static const ms_token *peek(ms_parser *P)
     return &P->ahead;
 }
 
+/* The lookahead token (scanned once, then kept until consumed). */
+static inline const ms_token *peek(ms_parser *P)
+{
+    if (P->have_ahead && !P->ahead.partial) return &P->ahead;
+    return peek_slow(P);
+}
+
 /* Consumes the lookahead token, copying it into OUT when OUT is given. */
-static void next_into(ms_parser *P, ms_token *out)
+static inline void next_into(ms_parser *P, ms_token *out)
 {
     const ms_token *t = peek(P);
     if (t->partial) longjmp(P->jb, MS_JMP_MORE);
