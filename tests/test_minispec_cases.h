@@ -118,3 +118,6 @@
  "1:39: missing 2 '}' (the innermost block opened at 1:33)"},
 {"arity of an optional argument", "a,apple,pear", "1:1: approach takes 0 or 1 arguments, got 2"},
 {"v1 bare words stay strings", "o,apple;tc,apple", "1:12: turn_cw argument 1 (degrees) must be int, got str 'apple'"},
+{"TypeFly paper Listing 4 (bottom) as printed, with its OCR damage",
+ "?s,apple==True{->True} ?s,cake==True{->True}\n?s sandwich==True{->True}\n>s, orange==True{->True}\n->False",
+ "2:2: scan takes 1 argument, got 0\n2:4: expected '{' after the condition, found 'sandwich'\n3:1: expected a statement, found '>'"},

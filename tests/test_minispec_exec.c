@@ -241,12 +241,50 @@ static void test_stream_execution_matches_whole(const char *src)
         check_same(plans[i], plans[i]);
 }
 
+/* A MiniSpec-defined skill (a skill file with minispec=) runs as the Lua
+ * function its definition compiled to. */
+static void expect_skill(const char *name, const char *arg, const char *want)
+{
+    const skill *s = registry_find(reg, name, strlen(name));
+    CHECK(s && s->lua_code, "%s has no compiled definition", name);
+    if (!s || !s->lua_code) return;
+    sandbox *sb = world_sandbox();
+    char err[512] = "", got[16384];
+    lua_State *L = sandbox_lua(sb);
+    sandbox_status st =
+        sandbox_load(sb, s->lua_code, strlen(s->lua_code), "=skill", err, sizeof err);
+    if (st == SANDBOX_OK) st = sandbox_call(sb, 0, 1, err, sizeof err);
+    if (st == SANDBOX_OK) {
+        int n = 0;
+        if (arg) {
+            lua_pushstring(L, arg);
+            n = 1;
+        }
+        st = sandbox_call(sb, n, 1, err, sizeof err);
+    }
+    outcome(sb, st, err, got, sizeof got);
+    CHECK(strcmp(got, want) == 0, "skill %s(%s)\n  ran: %s\n want: %s", name, arg ? arg : "", got,
+          want);
+    sandbox_free(sb);
+}
+
+static void test_minispec_skills(void)
+{
+    expect_skill("sweeping", "cup",
+                 "is_visible(cup);turn_cw(45);is_visible(cup);turn_cw(45);is_visible(cup);=> true");
+    expect_skill("sweeping_abstract", "anything edible?", "probe(anything edible?);=> 2");
+    expect_skill("approach_typefly", NULL, "move_forward(120);=> nil");
+    expect_skill("orienting_typefly", "door",
+                 "object_x(door);!! cannot compare False > number 0.6: '>' compares numbers only");
+}
+
 int main(void)
 {
     const char *src = getenv("SRC");
     if (!src) src = ".";
     reg = test_ms_registry(src);
     test_semantics();
+    test_minispec_skills();
     test_stream_execution_matches_whole(src);
     registry_free(reg);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);

@@ -242,6 +242,40 @@ static void test_statements_inside_open_blocks(void)
     free_recs(&r);
 }
 
+/* A statement longer than the limit stops the stream early, at the same
+ * diagnostic the whole-plan checker gives. */
+static void test_overlong_statement(void)
+{
+    size_t n = 70000;
+    char *plan = malloc(n + 16);
+    memcpy(plan, "tc(1);l('", 9);
+    memset(plan + 9, 'x', n);
+    strcpy(plan + 9 + n, "')");
+    size_t len = strlen(plan);
+    ms_result r;
+    minispec_compile(reg, plan, len, NULL, &r);
+    CHECK(!r.ok && r.ndiags == 1 && r.diags[0].col == 7 &&
+              strcmp(r.diags[0].message, "statement longer than 65536 bytes") == 0,
+          "whole: %s", r.ndiags ? r.diags[0].message : "ok");
+    ms_result_free(&r);
+    ms_stream *s = ms_stream_new(reg, NULL);
+    ms_event ev;
+    ms_event_kind k = MS_EV_NONE;
+    size_t fed = 0;
+    while (fed < len && k != MS_EV_ERROR) {
+        size_t c = len - fed < 1000 ? len - fed : 1000;
+        ms_stream_feed(s, plan + fed, c);
+        fed += c;
+        while ((k = ms_stream_next(s, &ev)) != MS_EV_NONE && k != MS_EV_ERROR) {
+        }
+    }
+    CHECK(k == MS_EV_ERROR && fed < len && ev.diag && ev.diag->col == 7 &&
+              strcmp(ev.diag->message, "statement longer than 65536 bytes") == 0,
+          "stream did not stop at the long statement");
+    ms_stream_free(s);
+    free(plan);
+}
+
 int main(void)
 {
     const char *src = getenv("SRC");
@@ -251,6 +285,7 @@ int main(void)
     test_malformed_plans();
     test_edge_plans();
     test_statements_inside_open_blocks();
+    test_overlong_statement();
     registry_free(reg);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     return failures ? 1 : 0;

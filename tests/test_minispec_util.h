@@ -61,7 +61,7 @@ static inline skill_registry *test_ms_registry(const char *src_root)
         }
     }
     if (src_root) {
-        char dir[4096];
+        char dir[4200];
         snprintf(dir, sizeof dir, "%s/examples/skills", src_root);
         registry_load_dir(reg, dir, test_ms_report, NULL);
     }
@@ -93,7 +93,7 @@ static inline int test_ms_cmp(const void *a, const void *b)
 /* The example plans (every .ms file of examples/plans), sorted; returns the count. */
 static inline int test_ms_plan_files(const char *src_root, char ***out)
 {
-    char dir[4096];
+    char dir[4200];
     snprintf(dir, sizeof dir, "%s/examples/plans", src_root);
     DIR *d = opendir(dir);
     int n = 0, cap = 64;

@@ -18,7 +18,7 @@ static void grow(ms_buf *b, size_t need)
     b->cap = cap;
 }
 
-void ms_buf_add(ms_buf *b, const char *s, size_t n)
+void ms_buf_add_slow(ms_buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) grow(b, b->len + n + 1);
     memcpy(b->data + b->len, s, n);
@@ -31,18 +31,17 @@ void ms_buf_adds(ms_buf *b, const char *s)
     ms_buf_add(b, s, strlen(s));
 }
 
-void ms_buf_addc(ms_buf *b, char c)
-{
-    if (b->len + 2 > b->cap) grow(b, b->len + 2);
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
-}
-
 void ms_buf_addi(ms_buf *b, long long v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", v);
-    ms_buf_add(b, tmp, (size_t)n);
+    int n = sizeof tmp;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[--n] = '-';
+    ms_buf_add(b, tmp + n, sizeof tmp - (size_t)n);
 }
 
 void ms_buf_indent(ms_buf *b, int levels)
@@ -119,4 +118,13 @@ void ms_arena_free(ms_arena *a)
     ms_arena_reset(a);
     free(a->head);
     a->head = NULL;
+}
+
+void *ms_grow(void *p, int *cap, size_t elem)
+{
+    int ncap = *cap ? *cap * 2 : 8;
+    void *q = realloc(p, (size_t)ncap * elem);
+    if (!q) abort();
+    *cap = ncap;
+    return q;
 }

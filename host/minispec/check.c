@@ -136,10 +136,67 @@ void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char
     if (best && best_d <= limit) format_hint(best, out, outlen);
 }
 
+static bool same_name(const char *name, const char *s, size_t len)
+{
+    return name[0] == s[0] && memcmp(name, s, len) == 0 && name[len] == '\0';
+}
+
+static bool skill_named(const skill *s, const char *name, size_t len)
+{
+    return (len < 3 && same_name(s->abbr, name, len)) || same_name(s->name, name, len) ||
+           (s->alias[0] &&
+            (same_name(s->alias, name, len) || (len < 3 && same_name(s->alias_abbr, name, len))));
+}
+
+/* registry_find's answer (full name, abbreviation, alias, alias
+ * abbreviation; first match in registry order), found with a cheap
+ * first-byte test: name lookups were the largest cost of a compile. */
+const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t len)
+{
+    if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
+    size_t n = registry_count(reg);
+    if (n == 0) return NULL;
+    /* The registry keeps its skills in one array; walk it directly when
+     * that holds (checked), through registry_at otherwise. */
+    const skill *base = registry_at(reg, 0);
+    bool array = registry_at(reg, n - 1) == base + (n - 1);
+    for (size_t i = 0; i < n; i++) {
+        const skill *s = array ? base + i : registry_at(reg, i);
+        if (skill_named(s, name, len)) return s;
+    }
+    return NULL;
+}
+
+/* ms_find_skill through a small cache kept with the parser (which is reused
+ * between compiles). A cached skill is trusted only if it lies inside the
+ * registry's current skill array and carries the name: names are unique in
+ * a registry, so that skill is the answer even if the registry changed. */
+const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
+{
+    if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
+    size_t n = registry_count(P->reg);
+    const skill *base = n ? registry_at(P->reg, 0) : NULL;
+    if (P->names.reg != P->reg || P->names.base != base || P->names.count != n) {
+        memset(P->names.slot, 0, sizeof P->names.slot);
+        P->names.reg = P->reg;
+        P->names.base = base;
+        P->names.count = n;
+    }
+    unsigned h =
+        ((unsigned char)name[0] * 31u + (unsigned char)name[len - 1] * 7u + (unsigned)len) & 63u;
+    if (!n || registry_at(P->reg, n - 1) != base + (n - 1)) /* not one array: no cache */
+        return ms_find_skill(P->reg, name, len);
+    const skill *c = P->names.slot[h];
+    if (c && c >= base && c < base + n && skill_named(c, name, len)) return c;
+    const skill *s = ms_find_skill(P->reg, name, len);
+    if (s) P->names.slot[h] = s;
+    return s;
+}
+
 const skill *ms_check_skill(ms_parser *P, const ms_token *tok)
 {
     const char *name = P->lx.src + tok->off;
-    const skill *s = registry_find(P->reg, name, tok->len);
+    const skill *s = ms_lookup_skill(P, name, tok->len);
     if (s) {
         ms_parser_note_skill(P, s);
         return s;

@@ -17,8 +17,7 @@ static int diag_order(const void *a, const void *b)
     return 0;
 }
 
-/* Moves the parser's findings into OUT; BODY is the Lua around the
- * statements (the caller adds head and tail). */
+/* Moves the parser's findings (diagnostics, dialect, skills) into OUT. */
 static void collect(ms_parser *P, ms_result *out)
 {
     if (P->ndiags > 1) qsort(P->diags, (size_t)P->ndiags, sizeof *P->diags, diag_order);
@@ -31,19 +30,69 @@ static void collect(ms_parser *P, ms_result *out)
         if (!P->diags) abort();
         P->diags[P->ndiags++] = more;
     }
-    out->diags = P->diags;
-    out->ndiags = P->ndiags;
-    P->diags = NULL;
-    P->ndiags = 0;
+    if (P->ndiags) {
+        out->diags = P->diags;
+        out->ndiags = P->ndiags;
+        P->diags = NULL;
+        P->ndiags = P->cap_diags = 0;
+    }
     out->ok = out->ndiags == 0;
     out->dialect = ms_parser_dialect(P);
-    out->nskills = P->nused;
-    out->skills = calloc((size_t)(P->nused ? P->nused : 1), sizeof *out->skills);
+    /* The names and the array in one block: ms_result_free frees it whole. */
+    size_t bytes = sizeof *out->skills * (size_t)(P->nused + 1);
+    for (int i = 0; i < P->nused; i++)
+        bytes += strlen(P->used[i]->name) + 1;
+    out->skills = malloc(bytes);
     if (!out->skills) abort();
+    char *text = (char *)(out->skills + P->nused + 1);
     for (int i = 0; i < P->nused; i++) {
-        out->skills[i] = strdup(P->used[i]->name);
-        if (!out->skills[i]) abort();
+        size_t n = strlen(P->used[i]->name) + 1;
+        memcpy(text, P->used[i]->name, n);
+        out->skills[i] = text;
+        text += n;
     }
+    out->skills[P->nused] = NULL;
+    out->nskills = P->nused;
+}
+
+/* One parser per thread is kept between compiles with its memory, which
+ * saves a dozen allocations per plan. */
+static _Thread_local ms_parser *spare;
+
+static ms_parser *parser_get(const skill_registry *reg, const ms_options *opts)
+{
+    ms_parser *P = spare;
+    spare = NULL;
+    if (P) {
+        ms_parser_reset(P, reg, opts, true);
+        return P;
+    }
+    P = malloc(sizeof *P);
+    if (!P) abort();
+    ms_parser_init(P, reg, opts, true);
+    return P;
+}
+
+static void parser_put(ms_parser *P)
+{
+    if (!spare) {
+        spare = P;
+        return;
+    }
+    ms_parser_free(P);
+    free(P);
+}
+
+/* HEAD + the statements + TAIL, in one allocation. */
+static char *assemble(const ms_parser *P, const char *head, const char *tail)
+{
+    size_t h = strlen(head), t = strlen(tail);
+    char *lua = malloc(h + P->lua.len + t + 1);
+    if (!lua) abort();
+    memcpy(lua, head, h);
+    if (P->lua.len) memcpy(lua + h, P->lua.data, P->lua.len);
+    memcpy(lua + h + P->lua.len, tail, t + 1);
+    return lua;
 }
 
 static void run(ms_parser *P)
@@ -59,18 +108,12 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len, con
     memset(out, 0, sizeof *out);
     ms_options plan = opts ? *opts : (ms_options){0};
     plan.nparams = 0;
-    ms_parser P;
-    ms_parser_init(&P, reg, &plan, true);
-    ms_parser_set_input(&P, src, len, true);
-    run(&P);
-    collect(&P, out);
-    if (out->ok) {
-        ms_buf lua = {0};
-        ms_buf_adds(&lua, "local ms, v = minispec, {}\n");
-        if (P.lua.len) ms_buf_add(&lua, P.lua.data, P.lua.len);
-        out->lua = ms_buf_take(&lua);
-    }
-    ms_parser_free(&P);
+    ms_parser *P = parser_get(reg, &plan);
+    ms_parser_set_input(P, src, len, true);
+    run(P);
+    collect(P, out);
+    if (out->ok) out->lua = assemble(P, "local ms, v = minispec, {}\n", "");
+    parser_put(P);
     return out->ok ? 0 : -1;
 }
 
@@ -80,27 +123,25 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
     memset(out, 0, sizeof *out);
     ms_options def = opts ? *opts : (ms_options){0};
     def.nparams = nparams > 0 ? nparams : 0;
-    ms_parser P;
-    ms_parser_init(&P, reg, &def, true);
-    P.indent = 1;
-    P.in_skill = true;
-    ms_parser_set_input(&P, src, len, true);
-    run(&P);
-    collect(&P, out);
+    ms_parser *P = parser_get(reg, &def);
+    P->indent = 1;
+    P->in_skill = true;
+    ms_parser_set_input(P, src, len, true);
+    run(P);
+    collect(P, out);
     if (out->ok) {
-        ms_buf lua = {0};
-        ms_buf_adds(&lua, "local ms = minispec\nreturn function(");
-        for (int i = 1; i <= nparams; i++) {
-            if (i > 1) ms_buf_add(&lua, ", ", 2);
-            ms_buf_addc(&lua, 'a');
-            ms_buf_addi(&lua, i);
+        ms_buf head = {0};
+        ms_buf_addlit(&head, "local ms = minispec\nreturn function(");
+        for (int i = 1; i <= def.nparams; i++) {
+            if (i > 1) ms_buf_add(&head, ", ", 2);
+            ms_buf_addc(&head, 'a');
+            ms_buf_addi(&head, i);
         }
-        ms_buf_adds(&lua, ")\n  local v = {}\n");
-        if (P.lua.len) ms_buf_add(&lua, P.lua.data, P.lua.len);
-        ms_buf_adds(&lua, "end\n");
-        out->lua = ms_buf_take(&lua);
+        ms_buf_addlit(&head, ")\n  local v = {}\n");
+        out->lua = assemble(P, head.data, "end\n");
+        ms_buf_free(&head);
     }
-    ms_parser_free(&P);
+    parser_put(P);
     return out->ok ? 0 : -1;
 }
 
@@ -109,8 +150,6 @@ void ms_result_free(ms_result *r)
     if (!r) return;
     free(r->lua);
     free(r->diags);
-    for (int i = 0; i < r->nskills; i++)
-        free(r->skills[i]);
-    free(r->skills);
+    free(r->skills); /* names included */
     memset(r, 0, sizeof *r);
 }

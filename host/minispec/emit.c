@@ -60,7 +60,7 @@ static void emit_number_operand(ms_buf *out, const ms_expr *e, int need)
         emit_at(out, e, need);
         return;
     }
-    ms_buf_adds(out, "ms.num(");
+    ms_buf_addlit(out, "ms.num(");
     ms_emit_expr(out, e);
     ms_buf_addc(out, ')');
 }
@@ -77,7 +77,7 @@ void ms_emit_truth(ms_buf *out, const ms_expr *e)
         ms_emit_expr(out, e);
         return;
     }
-    ms_buf_adds(out, "ms.truth(");
+    ms_buf_addlit(out, "ms.truth(");
     ms_emit_expr(out, e);
     ms_buf_addc(out, ')');
 }
@@ -90,31 +90,36 @@ static void emit_truth_at(ms_buf *out, const ms_expr *e, int need)
         ms_emit_truth(out, e);
 }
 
+/* Bytes a Lua string literal cannot hold as they are. */
+static const unsigned char needs_escape[256] = {
+    [0] = 1,  [1] = 1,  [2] = 1,  [3] = 1,  [4] = 1,  [5] = 1,   [6] = 1,    [7] = 1,    [8] = 1,
+    [9] = 1,  [10] = 1, [11] = 1, [12] = 1, [13] = 1, [14] = 1,  [15] = 1,   [16] = 1,   [17] = 1,
+    [18] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 1,  [24] = 1,   [25] = 1,   [26] = 1,
+    [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
 void ms_emit_string(ms_buf *out, const char *s, size_t n)
 {
     ms_buf_addc(out, '"');
-    size_t run = 0; /* bytes copied as they are, in one go */
+    size_t start = 0; /* bytes copied as they are, in one go */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
-            run++;
-            continue;
-        }
-        ms_buf_add(out, s + i - run, run);
-        run = 0;
-        char esc[8];
+        if (!needs_escape[c]) continue;
+        ms_buf_add(out, s + start, i - start);
+        start = i + 1;
         if (c == '"')
-            ms_buf_add(out, "\\\"", 2);
+            ms_buf_addlit(out, "\\\"");
         else if (c == '\\')
-            ms_buf_add(out, "\\\\", 2);
+            ms_buf_addlit(out, "\\\\");
         else if (c == '\n')
-            ms_buf_add(out, "\\n", 2);
+            ms_buf_addlit(out, "\\n");
         else {
-            snprintf(esc, sizeof esc, "\\%03u", c);
-            ms_buf_adds(out, esc);
+            char esc[8] = {'\\', (char)('0' + c / 100), (char)('0' + c / 10 % 10),
+                           (char)('0' + c % 10)};
+            ms_buf_add(out, esc, 4);
         }
     }
-    ms_buf_add(out, s + n - run, run);
+    ms_buf_add(out, s + start, n - start);
     ms_buf_addc(out, '"');
 }
 
@@ -127,7 +132,7 @@ static void emit_number(ms_buf *out, const ms_expr *e)
         return;
     }
     if (isinf(e->value)) {
-        ms_buf_adds(out, "math.huge");
+        ms_buf_addlit(out, "math.huge");
         return;
     }
     char tmp[40];

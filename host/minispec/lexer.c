@@ -30,9 +30,21 @@ static bool is_digit(int c)
     return c >= '0' && c <= '9';
 }
 
+/* Bytes that continue a name: letters, digits, '_'. */
+static const unsigned char name_byte[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['_'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+    ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
+    ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1,
+    ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1,
+    ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1,
+    ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+};
+
 static bool is_alnum(int c)
 {
-    return is_alpha(c) || is_digit(c) || c == '_';
+    return c >= 0 && name_byte[c];
 }
 
 /* Moves past one byte, keeping line and column (columns count characters:
@@ -59,55 +71,80 @@ static bool unknown_at(const ms_lexer *lx, size_t i)
     return i >= lx->len && !lx->final;
 }
 
-static ms_token finish(ms_lexer *lx, ms_token t, ms_tok_kind kind, size_t n, bool partial)
+/* Moves past the N bytes of the token T and completes it. The token is
+ * written in place, field by field: returning it by value made the copy
+ * stall on store forwarding in the parser's hottest path. */
+static ms_tok_kind finish(ms_lexer *lx, ms_token *t, ms_tok_kind kind, size_t n, bool partial)
 {
-    for (size_t i = 0; i < n; i++)
-        advance(lx);
-    t.kind = kind;
-    t.len = lx->at.pos - t.off;
-    t.partial = partial;
-    return t;
+    if (kind == MS_T_STRING || kind == MS_T_ERROR) { /* may hold UTF-8 */
+        for (size_t i = 0; i < n; i++)
+            advance(lx);
+    } else { /* ASCII on one line */
+        lx->at.pos += n;
+        lx->at.col += (int)n;
+    }
+    t->kind = kind;
+    t->len = lx->at.pos - t->off;
+    t->partial = partial;
+    return kind;
 }
 
-static ms_token error_token(ms_lexer *lx, ms_token t, size_t n, const char *fmt, const char *arg)
+static ms_tok_kind error_token(ms_lexer *lx, ms_token *t, size_t n, const char *fmt,
+                               const char *arg)
 {
     snprintf(lx->error, sizeof lx->error, fmt, arg);
     return finish(lx, t, MS_T_ERROR, n, false);
 }
 
-static ms_token scan_string(ms_lexer *lx, ms_token t)
+/* Strings are most of a plan's bytes: the loop over ordinary bytes counts
+ * columns as it goes instead of walking the token twice. */
+static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
 {
-    int q = peek_at(lx, lx->at.pos);
-    size_t i = lx->at.pos + 1;
+    const unsigned char *s = (const unsigned char *)lx->src;
+    size_t start = lx->at.pos, i = start + 1, len = lx->len;
+    int q = s[start], cols = 1;
     for (;;) {
-        int c = peek_at(lx, i);
-        if (c < 0 || c == '\n') {
-            if (unknown_at(lx, i)) return finish(lx, t, MS_T_STRING, i - lx->at.pos, true);
-            char quote[2] = {(char)q, 0};
-            return error_token(lx, t, i - lx->at.pos, "unterminated string (missing closing %s)",
-                               quote);
+        while (i < len) {
+            unsigned char c = s[i];
+            if (c == q || c == '\\' || c == '\n') break;
+            cols += (c & 0xC0) != 0x80;
+            i++;
         }
-        if (c == '\\') {
-            if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - lx->at.pos, true);
-            i += peek_at(lx, i + 1) == '\n' || peek_at(lx, i + 1) < 0 ? 1 : 2;
+        if (i >= len || s[i] == '\n') {
+            if (unknown_at(lx, i)) return finish(lx, t, MS_T_STRING, i - start, true);
+            char quote[2] = {(char)q, 0};
+            return error_token(lx, t, i - start, "unterminated string (missing closing %s)", quote);
+        }
+        if (s[i] == '\\') {
+            if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - start, true);
+            if (i + 1 >= len || s[i + 1] == '\n') { /* a lone backslash */
+                cols++;
+                i++;
+                continue;
+            }
+            cols += 1 + ((s[i + 1] & 0xC0) != 0x80);
+            i += 2;
             continue;
         }
-        if (c == q) {
-            if (q == '\'') {
-                if (unknown_at(lx, i + 1))
-                    return finish(lx, t, MS_T_STRING, i + 1 - lx->at.pos, true);
-                if (is_alnum(peek_at(lx, i + 1))) { /* an apostrophe: what's */
-                    i++;
-                    continue;
-                }
+        if (q == '\'') {
+            if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - start, true);
+            if (i + 1 < len && is_alnum(s[i + 1])) { /* an apostrophe: what's */
+                cols++;
+                i++;
+                continue;
             }
-            return finish(lx, t, MS_T_STRING, i + 1 - lx->at.pos, false);
         }
-        i++;
+        i++; /* the closing quote */
+        t->kind = MS_T_STRING;
+        t->len = (unsigned)(i - start);
+        t->partial = false;
+        lx->at.pos = i;
+        lx->at.col += cols + 1;
+        return MS_T_STRING;
     }
 }
 
-static ms_token scan_number(ms_lexer *lx, ms_token t)
+static ms_tok_kind scan_number(ms_lexer *lx, ms_token *t)
 {
     size_t i = lx->at.pos;
     while (is_digit(peek_at(lx, i)))
@@ -124,7 +161,7 @@ static ms_token scan_number(ms_lexer *lx, ms_token t)
 
 /* WORD, `_N` or `$N`. `_1a` is the variable `_1` followed by the word `a`,
  * so that a partial `_1` is certainly a variable whatever follows. */
-static ms_token scan_name(ms_lexer *lx, ms_token t)
+static ms_tok_kind scan_name(ms_lexer *lx, ms_token *t)
 {
     int first = peek_at(lx, lx->at.pos);
     size_t i = lx->at.pos + 1;
@@ -153,27 +190,42 @@ static ms_token scan_name(ms_lexer *lx, ms_token t)
 
 /* A one- or two-byte operator: FIRST alone gives K1, FIRST followed by
  * SECOND gives K2. */
-static ms_token scan_pair(ms_lexer *lx, ms_token t, int second, ms_tok_kind k1, ms_tok_kind k2)
+static ms_tok_kind scan_pair(ms_lexer *lx, ms_token *t, int second, ms_tok_kind k1, ms_tok_kind k2)
 {
     if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k1, 1, true);
     if (peek_at(lx, lx->at.pos + 1) == second) return finish(lx, t, k2, 2, false);
     return finish(lx, t, k1, 1, false);
 }
 
-ms_token ms_lexer_next(ms_lexer *lx)
+ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
 {
-    for (;;) {
-        int c = peek_at(lx, lx->at.pos);
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v')
-            advance(lx);
-        else
+    const unsigned char *src = (const unsigned char *)lx->src;
+    size_t pos = lx->at.pos;
+    int col = lx->at.col;
+    while (pos < lx->len) { /* whitespace, kept in locals */
+        unsigned char c = src[pos];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+            col++;
+        } else if (c == '\n') {
+            lx->at.line++;
+            col = 1;
+        } else {
             break;
+        }
+        pos++;
     }
-    ms_token t = {MS_T_EOF, lx->at.pos, 0, lx->at.line, lx->at.col, false};
+    lx->at.pos = pos;
+    lx->at.col = col;
+    t->kind = MS_T_EOF;
+    t->off = lx->at.pos;
+    t->len = 0;
+    t->line = lx->at.line;
+    t->col = lx->at.col;
+    t->partial = false;
     int c = peek_at(lx, lx->at.pos);
     if (c < 0) {
-        t.partial = !lx->final;
-        return t;
+        t->partial = !lx->final;
+        return MS_T_EOF;
     }
     switch (c) {
     case ';': return finish(lx, t, MS_T_SEMI, 1, false);

@@ -47,10 +47,11 @@ typedef enum ms_tok_kind {
 } ms_tok_kind;
 
 typedef struct ms_token {
-    ms_tok_kind kind;
-    size_t off, len; /* bytes of the source */
-    int line, col;   /* 1-based position of the first byte */
-    bool partial;    /* touches the end of a buffer that may still grow */
+    size_t off;         /* first byte in the source */
+    unsigned len;       /* bytes */
+    int line, col;      /* 1-based position of the first byte */
+    unsigned char kind; /* ms_tok_kind */
+    bool partial;       /* touches the end of a buffer that may still grow */
 } ms_token;
 
 /* Where the lexer stands: saved and restored by the parser. */
@@ -69,8 +70,8 @@ typedef struct ms_lexer {
 
 void ms_lexer_init(ms_lexer *lx, const char *src, size_t len, bool final);
 
-/* Scans the next token starting at lx->pos and advances past it. */
-ms_token ms_lexer_next(ms_lexer *lx);
+/* Scans the next token into T and advances past it; returns its kind. */
+ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t);
 
 /* True for the kinds whose first byte already fixes the kind, so that a
  * partial token of that kind can be peeked at (not consumed). */

@@ -31,7 +31,8 @@ typedef struct ms_result {
     ms_diag *diags; /* every independent error, in source order */
     int ndiags;
     const char *dialect; /* "v1", "v2" or "mixed" */
-    char **skills;       /* full names of the skills used, in first-use order */
+    char **skills;       /* full names of the skills used, in first-use order
+                            (one allocation with the names; NULL-terminated) */
     int nskills;
 } ms_result;
 

@@ -15,39 +15,43 @@
  * so it ends at a comparator, '&', '|', ';', '{' or '}'. Inside an argument
  * list a word not followed by '(' is a bare-word string (`o,apple`).
  *
- * Running out of input (a partial token) unwinds to ms_parser_step with
- * longjmp; so do syntax errors. Everything a unit allocates lives in the
- * arena, which is reset per unit, so unwinding leaks nothing.
+ * Running out of input (a partial token) unwinds to ms_parser_step (unit.c)
+ * with longjmp; so do syntax errors. Everything a unit allocates lives in
+ * the arena, which is reset per unit, so unwinding leaks nothing.
  */
 #include "minispec/parser.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { JMP_MORE = 1, JMP_SYNTAX = 2 };
 
 /* Values and operators one statement may hold; keeps the recursive emitter
  * and checker shallow. */
 #define MS_MAX_UNIT_NODES 1000
 #define MS_MAX_CALL_ARGS 16
 
-static void *grow_array(void *p, int *cap, size_t elem)
+/* Tokens are read and copied field by field on purpose: the lexer writes
+ * them field by field, and a whole-struct copy right after (a 16-byte load
+ * over several smaller stores) stalls on store forwarding, which once cost
+ * a third of the compile time. */
+static void token_copy(ms_token *d, const ms_token *s)
 {
-    int ncap = *cap ? *cap * 2 : 8;
-    void *q = realloc(p, (size_t)ncap * elem);
-    if (!q) abort();
-    *cap = ncap;
-    return q;
+    d->off = s->off;
+    d->len = s->len;
+    d->line = s->line;
+    d->col = s->col;
+    d->kind = s->kind;
+    d->partial = s->partial;
 }
 
 /* ---- diagnostics ---- */
 
 static void vdiag(ms_diag **arr, int *n, int *cap, int line, int col, const char *fmt, va_list ap)
 {
-    if (*n == *cap) *arr = grow_array(*arr, cap, sizeof **arr);
+    if (*n == *cap) *arr = ms_grow(*arr, cap, sizeof **arr);
     ms_diag *d = &(*arr)[(*n)++];
     d->line = line;
     d->col = col;
@@ -80,7 +84,7 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
 static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char *fmt, ...)
 {
     /* A token still arriving is quoted in the message: wait for all of it. */
-    if (at->partial) longjmp(P->jb, JMP_MORE);
+    if (at->partial) longjmp(P->jb, MS_JMP_MORE);
     va_list ap;
     va_start(ap, fmt);
     vdiag(&P->pending, &P->npending, &P->cap_pending, at->line, at->col, fmt, ap);
@@ -88,31 +92,46 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
     if (at->kind == MS_T_ERROR) /* the lexer's own words say more */
         snprintf(P->pending[P->npending - 1].message, sizeof P->pending->message, "%s",
                  P->lx.error);
-    P->err_at = *at;
-    longjmp(P->jb, JMP_SYNTAX);
+    token_copy(&P->err_at, at);
+    longjmp(P->jb, MS_JMP_SYNTAX);
 }
 
 /* ---- tokens ---- */
 
-static const ms_token *peek(ms_parser *P)
+static const ms_token *peek_slow(ms_parser *P)
 {
     if (!P->have_ahead) {
-        P->before_ahead = P->lx.at;
-        P->ahead = ms_lexer_next(&P->lx);
+        P->before_ahead.pos = P->lx.at.pos;
+        P->before_ahead.line = P->lx.at.line;
+        P->before_ahead.col = P->lx.at.col;
+        ms_lexer_next(&P->lx, &P->ahead);
         P->have_ahead = true;
     }
-    if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) longjmp(P->jb, JMP_MORE);
+    if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) longjmp(P->jb, MS_JMP_MORE);
     return &P->ahead;
 }
 
-static ms_token next(ms_parser *P)
+/* The lookahead token (scanned once, then kept until consumed). */
+static inline const ms_token *peek(ms_parser *P)
+{
+    if (P->have_ahead && !P->ahead.partial) return &P->ahead;
+    return peek_slow(P);
+}
+
+/* Consumes the lookahead token, copying it into OUT when OUT is given. */
+static inline void next_into(ms_parser *P, ms_token *out)
 {
     const ms_token *t = peek(P);
-    if (t->partial) longjmp(P->jb, JMP_MORE);
+    if (t->partial) longjmp(P->jb, MS_JMP_MORE);
     if (t->kind == MS_T_ERROR) syntax_error(P, t, "%s", P->lx.error);
     P->have_ahead = false;
     P->unit_end = t->off + t->len;
-    return *t;
+    if (out) token_copy(out, t);
+}
+
+static void next(ms_parser *P)
+{
+    next_into(P, NULL);
 }
 
 /* The token's text for messages, cut short and quoted: 'turnleft'. */
@@ -174,13 +193,15 @@ static ms_expr *parse_additive(ms_parser *P, bool in_args);
 
 static bool word_is(const ms_parser *P, const ms_token *t, const char *w)
 {
+    const char *p = P->lx.src + t->off;
+    if (p[0] != w[0]) return false;
     size_t n = strlen(w);
-    return t->len == n && memcmp(P->lx.src + t->off, w, n) == 0;
+    return t->len == n && memcmp(p, w, n) == 0;
 }
 
 static bool is_replan(const skill *s)
 {
-    return s && strcmp(s->name, "replan") == 0;
+    return s && s->name[0] == 'r' && strcmp(s->name, "replan") == 0;
 }
 
 /* call := NAME [ '(' args ')' | ',' args ]   (NAME already read) */
@@ -192,7 +213,8 @@ static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
     int n = 0;
     const ms_token *t = peek(P);
     if (t->kind == MS_T_LPAREN) {
-        ms_token open = next(P);
+        ms_token open;
+        next_into(P, &open);
         enter(P, &open);
         P->unit_v2++;
         if (peek(P)->kind != MS_T_RPAREN) {
@@ -238,16 +260,24 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
     switch (t->kind) {
     case MS_T_INT:
     case MS_T_FLOAT: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_NUMBER, &tok);
         e->text = P->lx.src + tok.off;
         e->len = tok.len;
         e->is_int = tok.kind == MS_T_INT;
-        e->value = strtod(e->text, NULL);
+        if (tok.kind == MS_T_FLOAT || tok.len > 100) { /* ints need no value here */
+            char digits[400];
+            size_t n = tok.len < sizeof digits - 1 ? tok.len : sizeof digits - 1;
+            memcpy(digits, e->text, n);
+            digits[n] = '\0';
+            e->value = tok.len < sizeof digits - 1 ? strtod(digits, NULL) : HUGE_VAL;
+        }
         return e;
     }
     case MS_T_STRING: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_STRING, &tok);
         char *text = ms_arena_alloc(&P->arena, tok.len);
         e->len = ms_string_decode(P->lx.src, &tok, text);
@@ -255,7 +285,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_VAR: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_VAR, &tok);
         if (tok.len > 5) syntax_error(P, &tok, "variable number too large (at most _9999)");
         e->id = parse_index(P->lx.src + tok.off + 1, tok.len - 1);
@@ -264,7 +295,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_ARG: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_ARG, &tok);
         e->id = tok.len > 10 ? LONG_MAX : parse_index(P->lx.src + tok.off + 1, tok.len - 1);
         if (!P->in_skill)
@@ -278,7 +310,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_LPAREN: {
-        ms_token open = next(P);
+        ms_token open;
+        next_into(P, &open);
         enter(P, &open);
         ms_expr *e = parse_expr(P, in_args);
         const ms_token *c = peek(P);
@@ -290,7 +323,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         return e;
     }
     case MS_T_WORD: {
-        ms_token tok = next(P);
+        ms_token tok;
+        next_into(P, &tok);
         if (word_is(P, &tok, "True")) return new_expr(P, MS_E_TRUE, &tok);
         if (word_is(P, &tok, "False")) return new_expr(P, MS_E_FALSE, &tok);
         if (word_is(P, &tok, "None")) return new_expr(P, MS_E_NONE, &tok);
@@ -317,7 +351,8 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
 static ms_expr *parse_unary(ms_parser *P, bool in_args)
 {
     if (peek(P)->kind != MS_T_MINUS) return parse_operand(P, in_args);
-    ms_token minus = next(P);
+    ms_token minus;
+    next_into(P, &minus);
     enter(P, &minus);
     ms_expr *e = new_expr(P, MS_E_NEG, &minus);
     e->a = parse_unary(P, in_args);
@@ -349,68 +384,59 @@ static ms_expr *binary(ms_parser *P, const ms_token *op, ms_expr_kind kind, ms_e
     return e;
 }
 
-/* term := unary { ('*'|'/') unary } */
-static ms_expr *parse_term(ms_parser *P, bool in_args)
+/* Binding power of a binary operator: '|' < '&' < comparison < '+' '-' <
+ * '*' '/'; 0 for anything else. */
+static int binary_power(int kind)
+{
+    switch (kind) {
+    case MS_T_OR: return 1;
+    case MS_T_AND: return 2;
+    case MS_T_EQ:
+    case MS_T_NE:
+    case MS_T_LT:
+    case MS_T_GT:
+    case MS_T_LE:
+    case MS_T_GE: return 3;
+    case MS_T_PLUS:
+    case MS_T_MINUS: return 4;
+    case MS_T_STAR:
+    case MS_T_SLASH: return 5;
+    default: return 0;
+    }
+}
+
+/* binary := unary { OP binary }, operators of power MIN and above, all left
+ * associative; comparisons do not chain (`a < b < c` is an error). One loop
+ * instead of a function per precedence level keeps a plain operand cheap. */
+static ms_expr *parse_binary(ms_parser *P, bool in_args, int min)
 {
     ms_expr *e = parse_unary(P, in_args);
     for (;;) {
-        ms_tok_kind k = peek(P)->kind;
-        if (k != MS_T_STAR && k != MS_T_SLASH) return e;
-        ms_token op = next(P);
-        e = binary(P, &op, MS_E_BINARY, e, parse_unary(P, in_args));
+        int power = binary_power(peek(P)->kind);
+        if (power == 0 || power < min) return e;
+        ms_token op;
+        next_into(P, &op);
+        ms_expr *rhs = parse_binary(P, in_args, power + 1);
+        ms_expr_kind kind = power == 1   ? MS_E_OR
+                            : power == 2 ? MS_E_AND
+                            : power == 3 ? MS_E_COMPARE
+                                         : MS_E_BINARY;
+        e = binary(P, &op, kind, e, rhs);
+        if (power == 3 && binary_power(peek(P)->kind) == 3)
+            syntax_error(P, peek(P), "comparisons cannot be chained; join them with '&'");
     }
 }
 
-/* additive := term { ('+'|'-') term } */
+/* additive := arithmetic only: what a v1 argument may hold */
 static ms_expr *parse_additive(ms_parser *P, bool in_args)
 {
-    ms_expr *e = parse_term(P, in_args);
-    for (;;) {
-        ms_tok_kind k = peek(P)->kind;
-        if (k != MS_T_PLUS && k != MS_T_MINUS) return e;
-        ms_token op = next(P);
-        e = binary(P, &op, MS_E_BINARY, e, parse_term(P, in_args));
-    }
+    return parse_binary(P, in_args, 4);
 }
 
-static bool is_comparator(ms_tok_kind k)
-{
-    return k == MS_T_EQ || k == MS_T_NE || k == MS_T_LT || k == MS_T_GT || k == MS_T_LE ||
-           k == MS_T_GE;
-}
-
-/* comparison := additive [ CMP additive ] */
-static ms_expr *parse_comparison(ms_parser *P, bool in_args)
-{
-    ms_expr *e = parse_additive(P, in_args);
-    if (!is_comparator(peek(P)->kind)) return e;
-    ms_token op = next(P);
-    e = binary(P, &op, MS_E_COMPARE, e, parse_additive(P, in_args));
-    if (is_comparator(peek(P)->kind))
-        syntax_error(P, peek(P), "comparisons cannot be chained; join them with '&'");
-    return e;
-}
-
-/* conjunction := comparison { '&' comparison } */
-static ms_expr *parse_conjunction(ms_parser *P, bool in_args)
-{
-    ms_expr *e = parse_comparison(P, in_args);
-    while (peek(P)->kind == MS_T_AND) {
-        ms_token op = next(P);
-        e = binary(P, &op, MS_E_AND, e, parse_comparison(P, in_args));
-    }
-    return e;
-}
-
-/* expr := conjunction { '|' conjunction }   (a condition is an expr) */
+/* expr := the whole expression grammar (a condition is an expr) */
 static ms_expr *parse_expr(ms_parser *P, bool in_args)
 {
-    ms_expr *e = parse_conjunction(P, in_args);
-    while (peek(P)->kind == MS_T_OR) {
-        ms_token op = next(P);
-        e = binary(P, &op, MS_E_OR, e, parse_conjunction(P, in_args));
-    }
-    return e;
+    return parse_binary(P, in_args, 1);
 }
 
 /* ---- statements ---- */
@@ -418,7 +444,7 @@ static ms_expr *parse_expr(ms_parser *P, bool in_args)
 static void push_block(ms_parser *P, ms_block_kind kind, const ms_token *brace, long count)
 {
     if (P->nblocks == P->cap_blocks)
-        P->blocks = grow_array(P->blocks, &P->cap_blocks, sizeof *P->blocks);
+        P->blocks = ms_grow(P->blocks, &P->cap_blocks, sizeof *P->blocks);
     ms_open_block *b = &P->blocks[P->nblocks++];
     b->kind = kind;
     b->line = brace->line;
@@ -431,7 +457,8 @@ static void push_block(ms_parser *P, ms_block_kind kind, const ms_token *brace, 
 /* loop := INT '{' program '}'   (header only: the body comes unit by unit) */
 static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
 {
-    ms_token num = next(P);
+    ms_token num;
+    next_into(P, &num);
     char what[64];
     if (num.kind == MS_T_FLOAT)
         syntax_error(P, &num, "expected a statement, found %s",
@@ -440,16 +467,17 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     if (t->kind != MS_T_LBRACE)
         syntax_error(P, t, "expected '{' after the loop count %.*s, found %s", (int)num.len,
                      P->lx.src + num.off, describe(P, t, what, sizeof what));
-    ms_token brace = next(P);
+    ms_token brace;
+    next_into(P, &brace);
     enter(P, &brace);
     long count = parse_index(P->lx.src + num.off, num.len);
     if (count < 1 || count > P->max_loop)
         ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
                             num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
                             num.len > 20 ? "..." : "", P->max_loop);
-    ms_buf_adds(&P->code, "for _ = 1, ");
+    ms_buf_addlit(&P->code, "for _ = 1, ");
     ms_buf_addi(&P->code, count);
-    ms_buf_adds(&P->code, " do");
+    ms_buf_addlit(&P->code, " do");
     ev->block = MS_BLOCK_LOOP;
     ev->count = count;
     push_block(P, MS_BLOCK_LOOP, &brace, count);
@@ -467,13 +495,14 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
         syntax_error(P, t, "expected '{' after the condition, found %s",
                      describe(P, t, what, sizeof what));
     }
-    ms_token brace = next(P);
+    ms_token brace;
+    next_into(P, &brace);
     enter(P, &brace);
-    ms_buf_adds(&P->code, "if ");
+    ms_buf_addlit(&P->code, "if ");
     ms_emit_truth(&P->code, cond);
-    ms_buf_adds(&P->code, " then");
+    ms_buf_addlit(&P->code, " then");
     /* the chunk a stream controller runs to decide the branch */
-    ms_buf_adds(&P->chunk, "return ");
+    ms_buf_addlit(&P->chunk, "return ");
     ms_emit_truth(&P->chunk, cond);
     ev->block = MS_BLOCK_COND;
     push_block(P, MS_BLOCK_COND, &brace, 0);
@@ -483,7 +512,8 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
 /* assign := VAR '=' expr */
 static ms_event_kind parse_assign(ms_parser *P)
 {
-    ms_token var = next(P);
+    ms_token var;
+    next_into(P, &var);
     if (var.len > 5) syntax_error(P, &var, "variable number too large (at most _9999)");
     const ms_token *t = peek(P);
     if (t->kind != MS_T_ASSIGN) {
@@ -494,9 +524,9 @@ static ms_event_kind parse_assign(ms_parser *P)
     next(P);
     ms_expr *e = parse_expr(P, false);
     P->unit_assign = parse_index(P->lx.src + var.off + 1, var.len - 1);
-    ms_buf_adds(&P->code, "v._");
+    ms_buf_addlit(&P->code, "v._");
     ms_buf_addi(&P->code, P->unit_assign);
-    ms_buf_adds(&P->code, " = ");
+    ms_buf_addlit(&P->code, " = ");
     ms_emit_expr(&P->code, e);
     return MS_EV_STATEMENT;
 }
@@ -506,9 +536,9 @@ static ms_event_kind parse_return(ms_parser *P)
 {
     next(P);
     ms_expr *e = parse_expr(P, false);
-    ms_buf_adds(&P->code, "do return ");
+    ms_buf_addlit(&P->code, "do return ");
     ms_emit_expr(&P->code, e);
-    ms_buf_adds(&P->code, " end");
+    ms_buf_addlit(&P->code, " end");
     return MS_EV_STATEMENT;
 }
 
@@ -519,14 +549,15 @@ static void quote_line(ms_parser *P, size_t off, char *out, size_t outlen)
     while (off + n < P->lx.len && n < 40 && P->lx.src[off + n] != '\n' && P->lx.src[off + n] != ';')
         n++;
     if (n < 40 && off + n == P->lx.len && !P->lx.final)
-        longjmp(P->jb, JMP_MORE); /* quote the same text however the plan arrives */
+        longjmp(P->jb, MS_JMP_MORE); /* quote the same text however the plan arrives */
     snprintf(out, outlen, "%.*s%s", (int)n, P->lx.src + off, n == 40 ? "..." : "");
 }
 
 /* A statement that starts with a name: a call, `rp`, or not MiniSpec. */
 static ms_event_kind parse_call_statement(ms_parser *P)
 {
-    ms_token name = next(P);
+    ms_token name;
+    next_into(P, &name);
     char what[64];
     const ms_token *t = peek(P);
     if (t->kind == MS_T_ASSIGN)
@@ -535,7 +566,7 @@ static ms_event_kind parse_call_statement(ms_parser *P)
     if (word_is(P, &name, "True") || word_is(P, &name, "False") || word_is(P, &name, "None"))
         syntax_error(P, &name, "expected a statement, found %s",
                      describe(P, &name, what, sizeof what));
-    const skill *s = registry_find(P->reg, P->lx.src + name.off, name.len);
+    const skill *s = ms_lookup_skill(P, P->lx.src + name.off, name.len);
     if (!s && (t->kind == MS_T_WORD || t->kind == MS_T_INT || t->kind == MS_T_FLOAT ||
                t->kind == MS_T_ERROR || t->kind == MS_T_STRING)) {
         /* Two words in a row: prose or another language, not a call. */
@@ -549,7 +580,7 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         s = ms_check_skill(P, &name); /* reports it, with a hint */
     ms_expr *call = parse_call(P, &name, s);
     if (is_replan(s)) {
-        ms_buf_adds(&P->code, "do return ms.replan() end");
+        ms_buf_addlit(&P->code, "do return ms.replan() end");
     } else {
         ms_emit_expr(&P->code, call);
     }
@@ -561,7 +592,7 @@ static void remember_skill(ms_parser *P, const skill *s)
     for (int i = 0; i < P->nunit_used; i++)
         if (P->unit_used[i] == s) return;
     if (P->nunit_used == P->cap_unit_used)
-        P->unit_used = grow_array(P->unit_used, &P->cap_unit_used, sizeof *P->unit_used);
+        P->unit_used = ms_grow(P->unit_used, &P->cap_unit_used, sizeof *P->unit_used);
     P->unit_used[P->nunit_used++] = s;
 }
 
@@ -574,7 +605,8 @@ void ms_parser_note_skill(ms_parser *P, const skill *s)
 
 static ms_event_kind parse_close(ms_parser *P, ms_event *ev)
 {
-    ms_token brace = next(P);
+    ms_token brace;
+    next_into(P, &brace);
     if (P->nblocks == 0) {
         ms_parser_diag_unit(P, brace.line, brace.col, "unexpected '}' (no block is open)");
         return MS_EV_NONE;
@@ -585,7 +617,7 @@ static ms_event_kind parse_close(ms_parser *P, ms_event *ev)
     return MS_EV_BLOCK_END;
 }
 
-static ms_event_kind parse_unit(ms_parser *P, ms_event *ev)
+ms_event_kind ms_parse_unit(ms_parser *P, ms_event *ev)
 {
     const ms_token *t = peek(P);
     ev->off = t->off;
@@ -608,233 +640,4 @@ static ms_event_kind parse_unit(ms_parser *P, ms_event *ev)
     default:
         syntax_error(P, t, "expected a statement, found %s", describe(P, t, what, sizeof what));
     }
-}
-
-/* After a syntax error (whole-plan mode): skip to the end of the broken
- * statement: past the next ';', or up to a '}' that closes an open block,
- * skipping whole '{...}' groups on the way. */
-static void resync(ms_parser *P)
-{
-    P->lx.at.pos = P->err_at.off;
-    P->lx.at.line = P->err_at.line;
-    P->lx.at.col = P->err_at.col;
-    int depth = 0;
-    for (;;) {
-        ms_lexpos before = P->lx.at;
-        ms_token t = ms_lexer_next(&P->lx);
-        if (t.kind == MS_T_EOF) {
-            P->lx.at = before;
-            return;
-        }
-        if (t.kind == MS_T_SEMI && depth == 0) return;
-        if (t.kind == MS_T_LBRACE) depth++;
-        if (t.kind == MS_T_RBRACE) {
-            if (depth == 0) {
-                P->lx.at = before;
-                return;
-            }
-            depth--;
-        }
-    }
-}
-
-static void emit_line(ms_parser *P, const char *text, size_t len)
-{
-    ms_buf_indent(&P->lua, P->indent);
-    ms_buf_add(&P->lua, text, len);
-    ms_buf_addc(&P->lua, '\n');
-}
-
-static const char chunk_head[] = "local ms, v = minispec, ...\n";
-
-/* Applies a completed unit: its checking effects, its Lua, its event. */
-static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
-{
-    for (int i = 0; i < P->npending; i++) {
-        ms_diag *d = &P->pending[i];
-        ms_parser_diag(P, d->line, d->col, "%s", d->message);
-    }
-    for (int i = 0; i < P->nunit_used; i++) {
-        int j = 0;
-        while (j < P->nused && P->used[j] != P->unit_used[i])
-            j++;
-        if (j < P->nused) continue;
-        if (P->nused == P->cap_used) P->used = grow_array(P->used, &P->cap_used, sizeof *P->used);
-        P->used[P->nused++] = P->unit_used[i];
-    }
-    P->v1_calls += P->unit_v1;
-    P->v2_calls += P->unit_v2;
-    if (P->unit_assign >= 0) ms_define(P, P->unit_assign);
-
-    ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
-    ev->depth = P->nblocks;
-    ev->lua = NULL;
-    ev->lua_len = 0;
-    ev->code = P->code.data ? P->code.data : "";
-    switch (kind) {
-    case MS_EV_STATEMENT:
-        emit_line(P, P->code.data, P->code.len);
-        P->chunk.len = 0;
-        ms_buf_adds(&P->chunk, chunk_head);
-        ms_buf_add(&P->chunk, P->code.data, P->code.len);
-        ms_buf_addc(&P->chunk, '\n');
-        break;
-    case MS_EV_BLOCK_BEGIN: {
-        ev->depth = P->nblocks - 1;
-        emit_line(P, P->code.data, P->code.len);
-        P->indent++;
-        P->blocks[P->nblocks - 1].body_start = P->lua.len;
-        if (ev->block == MS_BLOCK_COND) {
-            ms_buf cond = P->chunk;
-            P->chunk = (ms_buf){0};
-            ms_buf_adds(&P->chunk, chunk_head);
-            ms_buf_add(&P->chunk, cond.data, cond.len);
-            ms_buf_addc(&P->chunk, '\n');
-            ms_buf_free(&cond);
-        }
-        break;
-    }
-    case MS_EV_BLOCK_END: {
-        ms_open_block *b = &P->blocks[--P->nblocks];
-        ev->depth = P->nblocks;
-        if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
-        P->chunk.len = 0;
-        if (b->kind == MS_BLOCK_LOOP) {
-            ms_buf_adds(&P->chunk, chunk_head);
-            ms_buf_adds(&P->chunk, "for _ = 2, ");
-            ms_buf_addi(&P->chunk, b->count);
-            ms_buf_adds(&P->chunk, " do\n");
-            ms_buf_add(&P->chunk, P->lua.data + b->body_start, P->lua.len - b->body_start);
-            ms_buf_adds(&P->chunk, "end\n");
-        }
-        P->indent--;
-        emit_line(P, "end", 3);
-        break;
-    }
-    default: break;
-    }
-    if (P->chunk.len && kind != MS_EV_NONE) {
-        ev->lua = P->chunk.data;
-        ev->lua_len = P->chunk.len;
-    }
-}
-
-static void reset_unit(ms_parser *P)
-{
-    ms_arena_reset(&P->arena);
-    P->npending = 0;
-    P->nunit_used = 0;
-    P->unit_assign = -1;
-    P->unit_v1 = P->unit_v2 = 0;
-    P->unit_nodes = 0;
-    P->nesting = P->nblocks;
-    P->have_ahead = false;
-    P->code.len = 0;
-    if (P->code.data) P->code.data[0] = '\0';
-    P->chunk.len = 0;
-}
-
-ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
-{
-    memset(ev, 0, sizeof *ev);
-    if (P->stopped) {
-        ev->kind = MS_EV_ERROR;
-        ev->diag = P->ndiags ? &P->diags[0] : NULL;
-        return MS_EV_ERROR;
-    }
-    for (;;) {
-        reset_unit(P);
-        ms_lexpos start = P->lx.at;
-        int first_diag = P->ndiags;
-        ms_event_kind kind;
-        int jumped = setjmp(P->jb);
-        if (jumped == JMP_MORE) {
-            P->lx.at = start;
-            P->have_ahead = false;
-            return ev->kind = MS_EV_NONE;
-        }
-        if (jumped == JMP_SYNTAX) {
-            commit(P, MS_EV_NONE, ev);
-            if (!P->recover)
-                P->stopped = true;
-            else
-                resync(P);
-            ev->kind = MS_EV_ERROR;
-            ev->diag = P->ndiags > first_diag ? &P->diags[first_diag] : NULL;
-            return MS_EV_ERROR;
-        }
-        kind = parse_unit(P, ev);
-        if (P->have_ahead) P->lx.at = P->before_ahead; /* un-read the lookahead */
-        if (kind == MS_EV_DONE) {
-            if (P->nblocks > 0) {
-                ms_open_block *b = &P->blocks[P->nblocks - 1];
-                if (P->nblocks == 1)
-                    ms_parser_diag(P, ev->line, ev->col,
-                                   "missing '}' to close the block opened at %d:%d", b->line,
-                                   b->col);
-                else
-                    ms_parser_diag(P, ev->line, ev->col,
-                                   "missing %d '}' (the innermost block opened at %d:%d)",
-                                   P->nblocks, b->line, b->col);
-                P->nblocks = 0;
-                if (!P->recover) {
-                    P->stopped = true;
-                    ev->kind = MS_EV_ERROR;
-                    ev->diag = &P->diags[first_diag];
-                    return MS_EV_ERROR;
-                }
-            }
-            return ev->kind = MS_EV_DONE;
-        }
-        commit(P, kind, ev);
-        if (P->ndiags > first_diag || P->dropped_diags) {
-            if (!P->recover) {
-                P->stopped = true;
-                ev->kind = MS_EV_ERROR;
-                ev->diag = &P->diags[first_diag];
-                return MS_EV_ERROR;
-            }
-        }
-        if (kind != MS_EV_NONE) return ev->kind = kind;
-    }
-}
-
-void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
-{
-    memset(P, 0, sizeof *P);
-    P->reg = reg;
-    P->max_loop = opts && opts->max_loop > 0 ? opts->max_loop : MS_MAX_LOOP_DEFAULT;
-    P->nparams = opts ? opts->nparams : 0;
-    P->recover = recover;
-    P->indent = P->nparams > 0 ? 1 : 0;
-    P->unit_assign = -1;
-    ms_lexer_init(&P->lx, "", 0, false);
-}
-
-void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final)
-{
-    P->lx.src = src;
-    P->lx.len = len;
-    P->lx.final = final;
-}
-
-void ms_parser_free(ms_parser *P)
-{
-    ms_buf_free(&P->lua);
-    ms_buf_free(&P->code);
-    ms_buf_free(&P->chunk);
-    ms_arena_free(&P->arena);
-    free(P->blocks);
-    free(P->defined);
-    free(P->defs_log);
-    free(P->diags);
-    free(P->pending);
-    free(P->used);
-    free(P->unit_used);
-}
-
-const char *ms_parser_dialect(const ms_parser *P)
-{
-    if (P->v1_calls && P->v2_calls) return "mixed";
-    return P->v1_calls ? "v1" : "v2";
 }

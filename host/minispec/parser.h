@@ -23,8 +23,14 @@
 /* Nesting of blocks, parentheses and calls together. Keeps the emitted Lua
  * well inside Lua's own parser limits (C levels and registers). */
 #define MS_MAX_NESTING 20
+/* Longest statement or block header: the stream parser reads a statement
+ * again each time more of it arrives, so this bounds its work. */
+#define MS_MAX_UNIT_BYTES 65536
 /* Diagnostics kept per plan; the rest are summarised in one line. */
 #define MS_MAX_DIAGS 20
+
+/* How a unit's parse unwinds (longjmp to ms_parser_step). */
+enum { MS_JMP_MORE = 1, MS_JMP_SYNTAX = 2 };
 
 typedef struct ms_expr ms_expr;
 
@@ -66,6 +72,14 @@ typedef struct ms_parser {
     ms_diag *diags;
     int ndiags, cap_diags, dropped_diags;
 
+    /* Names already resolved in this registry (check.c). */
+    struct {
+        const skill_registry *reg;
+        const skill *base;
+        size_t count;
+        const skill *slot[64];
+    } names;
+
     const skill **used;
     int nused, cap_used;
     int v1_calls, v2_calls;
@@ -86,6 +100,8 @@ typedef struct ms_parser {
 } ms_parser;
 
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover);
+/* Makes an initialised parser ready for a new plan, keeping its memory. */
+void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover);
 void ms_parser_free(ms_parser *P);
 
 /* Points the parser at SRC[0..LEN) (the same bytes plus more on later
@@ -104,6 +120,11 @@ const char *ms_parser_dialect(const ms_parser *P);
 void ms_parser_diag(ms_parser *P, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Parses one unit at the lexer's position (parser.c). Returns the event
+ * kind (MS_EV_NONE for an empty statement); unwinds with MS_JMP_MORE when
+ * the input ends first, MS_JMP_SYNTAX on a syntax error. */
+ms_event_kind ms_parse_unit(ms_parser *P, ms_event *ev);
+
 /* A problem found in the current unit: kept only if the unit completes (a
  * partial unit is read again once more input arrives). */
 void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
@@ -111,6 +132,10 @@ void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
 
 /* ---- checking (check.c) ---- */
 
+/* The skill called NAME[0..LEN) (as registry_find), or NULL. */
+const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t len);
+/* ms_find_skill with a per-parser cache. */
+const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len);
 /* Resolves NAME or reports it, with a hint, at TOK. NULL when unknown. */
 const skill *ms_check_skill(ms_parser *P, const ms_token *tok);
 /* Checks the argument count and literal argument types of a call. */

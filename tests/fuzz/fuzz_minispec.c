@@ -20,6 +20,7 @@
 #include "../../host/minispec/parser.c"
 #include "../../host/minispec/skilldef.c"
 #include "../../host/minispec/stream.c"
+#include "../../host/minispec/unit.c"
 #include "../test_minispec_util.h"
 
 #include <lauxlib.h>
