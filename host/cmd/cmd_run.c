@@ -5,8 +5,10 @@
  * "extension:" below: --task (the mission controller with an LLM), --drone
  * tello, --db (the store), --replay and --detector. */
 #include "cmd/cli.h"
+#include "mission/record.h"
 #include "mission/runner.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,11 @@ static const char usage[] =
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
     "  --timeout-ms N        wall-clock limit (default 300000)\n"
     "  --json                print the mission report as one JSON document\n"
+    "  --db FILE             the mission store every run is recorded in (default\n"
+    "                        $ALOFT_DB, else $XDG_DATA_HOME/aloft/aloft.db)\n"
+    "  --replay ID           fly recorded mission ID again in the simulator, with\n"
+    "                        its scene, seed and plan, and say whether the skill\n"
+    "                        calls match (exit 1 if not); recorded as a new mission\n"
     "\n"
     "Ctrl-C stops the mission at once (the drone hovers); the report is still\n"
     "printed. Exit status: 0 success, 1 the plan or mission failed, 2 usage.\n";
@@ -41,6 +48,8 @@ enum {
     OPT_PICTURES,
     OPT_QUIET,
     OPT_DRONE,
+    OPT_DB,
+    OPT_REPLAY,
 };
 
 typedef struct run_args {
@@ -52,7 +61,10 @@ typedef struct run_args {
     double time_scale;
     bool time_scale_set;
     unsigned long long seed;
+    bool seed_set;
     bool quiet;
+    const char *db;   /* --db, or NULL for the default store */
+    long long replay; /* --replay ID, or 0 */
 } run_args;
 
 static int parse_args(run_args *a, int argc, char **argv)
@@ -68,7 +80,9 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"pictures", required_argument, 0, OPT_PICTURES},
         {"quiet", no_argument, 0, OPT_QUIET},
         {"drone", required_argument, 0, OPT_DRONE},
-        /* extension: --db, --replay, --detector, --llm-url, --model, ... */
+        {"db", required_argument, 0, OPT_DB},
+        {"replay", required_argument, 0, OPT_REPLAY},
+        /* extension: --detector, --llm-url, --model, ... */
         {0, 0, 0, 0},
     };
     int opt;
@@ -95,7 +109,16 @@ static int parse_args(run_args *a, int argc, char **argv)
         case OPT_SEED:
             if (cli_parse_u64(optarg, false, &a->seed))
                 return cli_usage_error(a->c.cmd, "--seed: '%s' is not a number", optarg);
+            a->seed_set = true;
             break;
+        case OPT_DB: a->db = optarg; break;
+        case OPT_REPLAY: {
+            unsigned long long id;
+            if (cli_parse_u64(optarg, false, &id) || id == 0 || id > LLONG_MAX)
+                return cli_usage_error(a->c.cmd, "--replay: '%s' is not a mission id", optarg);
+            a->replay = (long long)id;
+            break;
+        }
         default: return cli_usage_error(a->c.cmd, "unknown option");
         }
     }
@@ -104,7 +127,10 @@ static int parse_args(run_args *a, int argc, char **argv)
         return CLI_OK;
     }
     if (optind < argc) return cli_usage_error(a->c.cmd, "unexpected argument '%s'", argv[optind]);
-    if (!a->plan_path && !a->task)
+    if (a->replay && (a->plan_path || a->task || a->c.scene))
+        return cli_usage_error(a->c.cmd, "--replay flies the recorded plan and scene: "
+                                         "give no --plan, --task or --scene");
+    if (!a->plan_path && !a->task && !a->replay)
         return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
@@ -118,6 +144,216 @@ static void set_cancel(void *ud, sandbox *sb)
     cli_cancel_on_signal(sb);
 }
 
+/* ---- recording and replay ------------------------------------------------ */
+
+/* The run options recorded with the mission, so that --replay flies it
+ * again under the same limits and skills. */
+static char *params_json(const run_args *a)
+{
+    cJSON *p = cJSON_CreateObject();
+    sandbox_limits l = cli_limits(&a->c);
+    cJSON_AddNumberToObject(p, "time_scale", a->time_scale);
+    cJSON_AddNumberToObject(p, "max_instructions", (double)l.max_instructions);
+    cJSON_AddNumberToObject(p, "max_memory", (double)l.max_memory);
+    cJSON_AddNumberToObject(p, "timeout_ms", (double)l.timeout_ms);
+    cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
+    for (int i = 0; i < a->c.n_skill_dirs; i++) {
+        char *abs = realpath(a->c.skill_dirs[i], NULL);
+        cJSON_AddItemToArray(dirs, cJSON_CreateString(abs ? abs : a->c.skill_dirs[i]));
+        free(abs);
+    }
+    char *text = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    return text;
+}
+
+/* Takes the recorded limits and skill directories the command line did not
+ * give. Returns the parsed params, which hold the directory names: keep
+ * them until the run is over. */
+static cJSON *apply_params(run_args *a, const char *text)
+{
+    cJSON *p = text ? cJSON_Parse(text) : NULL;
+    const cJSON *v;
+    if (!a->c.limits.max_instructions &&
+        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_instructions")))
+        a->c.limits.max_instructions = (uint64_t)v->valuedouble;
+    if (!a->c.limits.max_memory &&
+        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_memory")))
+        a->c.limits.max_memory = (size_t)v->valuedouble;
+    if (!a->c.limits.timeout_ms &&
+        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "timeout_ms")))
+        a->c.limits.timeout_ms = (uint64_t)v->valuedouble;
+    v = cJSON_GetObjectItemCaseSensitive(p, "skills");
+    for (const cJSON *d = a->c.n_skill_dirs  ? NULL
+                          : cJSON_IsArray(v) ? v->child
+                                             : NULL;
+         d && a->c.n_skill_dirs < CLI_MAX_SKILL_DIRS; d = d->next)
+        if (cJSON_IsString(d)) a->c.skill_dirs[a->c.n_skill_dirs++] = d->valuestring;
+    return p;
+}
+
+/* What one run flies. */
+typedef struct flight {
+    const char *plan;
+    size_t plan_len;
+    const scene *scene;
+    const char *scene_json; /* recorded with the mission (valid JSON), or NULL */
+    int64_t replay_of;
+} flight;
+
+/* Flies F in the simulator, recorded as a new mission (SPEC §12: every run
+ * is recorded; a store that cannot be opened stops the run before it
+ * flies). The report, with "mission_id", goes to *DOC (NULL if the run
+ * never started). Returns the exit status. */
+static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
+{
+    char err[1024];
+    *doc = NULL;
+    skill_registry *reg = cli_load_registry(&a->c);
+    if (!reg) return CLI_FAIL;
+    char *params = params_json(a);
+    store_mission_info info = {.drone = "sim",
+                               .scene_json = f->scene_json,
+                               .params_json = params,
+                               .seed = (int64_t)a->seed,
+                               .replay_of = f->replay_of};
+    mission_world world;
+    memset(&world, 0, sizeof world);
+    mission_record *rec = mission_record_open(a->db, &info, &world, err, sizeof err);
+    free(params);
+    if (!rec) {
+        registry_free(reg);
+        return cli_fail(a->c.cmd, "cannot record the mission: %s", err);
+    }
+    *id = store_mission_id(mission_record_mission(rec));
+    if (!a->quiet)
+        fprintf(stderr, "mission %lld (recorded in %s)\n", (long long)*id,
+                store_path(mission_record_store(rec)));
+    sim_options so = {a->time_scale, a->seed, a->pictures};
+    if (mission_world_sim_scene(&world, f->scene, &so, err, sizeof err)) {
+        mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
+        registry_free(reg);
+        return cli_fail(a->c.cmd, "%s", err);
+    }
+    runner_outcome out;
+    runner_opts ro = {
+        .reg = reg,
+        .world = &world,
+        .plan = f->plan,
+        .plan_len = f->plan_len,
+        .limits = cli_limits(&a->c),
+        .progress = a->quiet ? NULL : stderr,
+        .on_sandbox = set_cancel,
+        .outcome = &out,
+        .record = rec,
+    };
+    *doc = runner_run(&ro);
+    cJSON_AddNumberToObject(*doc, "mission_id", (double)*id);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
+    int rc = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*doc, "ok")) ? CLI_OK : CLI_FAIL;
+    if (mission_record_close(rec, mission_record_status(out.status),
+                             cJSON_IsString(e) ? e->valuestring : NULL,
+                             cJSON_GetObjectItemCaseSensitive(*doc, "result"), err, sizeof err)) {
+        fprintf(stderr, "aloft %s: mission %lld not recorded to its end: %s\n", a->c.cmd,
+                (long long)*id, err);
+        rc = CLI_FAIL;
+    }
+    mission_world_close(&world, true);
+    registry_free(reg);
+    return rc;
+}
+
+/* Prints the report (all of it with --json, else the plan's log lines). */
+static void print_report(const run_args *a, cJSON *doc)
+{
+    if (a->c.json) {
+        cli_print_json(doc);
+        return;
+    }
+    cJSON *logs = cJSON_GetObjectItemCaseSensitive(doc, "logs");
+    for (const cJSON *l = logs ? logs->child : NULL; l; l = l->next)
+        printf("%s\n", l->valuestring);
+    cJSON_Delete(doc);
+}
+
+/* Loads mission ID's recorded scene into a new scene, or NULL. */
+static scene *recorded_scene(const store_replay *r, char *err, size_t errlen)
+{
+    const char *text = store_replay_scene(r);
+    long long id = (long long)store_replay_mission(r);
+    if (!text) {
+        snprintf(err, errlen, "mission %lld has no recorded scene to fly in", id);
+        return NULL;
+    }
+    scene *sc = malloc(sizeof *sc);
+    char msg[512];
+    if (!sc) {
+        snprintf(err, errlen, "out of memory");
+    } else if (scene_parse(sc, text, strlen(text), msg, sizeof msg)) {
+        snprintf(err, errlen, "mission %lld: recorded scene: %s", id, msg);
+        free(sc);
+        sc = NULL;
+    }
+    return sc;
+}
+
+/* --replay ID: the recorded mission flown again as a new mission, then its
+ * skill calls compared with the recorded ones. Exit 0 when they match (even
+ * when the mission itself failed the same way again), 1 when they do not. */
+static int run_replay(run_args *a)
+{
+    char err[1024];
+    store *s = store_open(a->db, STORE_OPEN_EXISTING, err, sizeof err);
+    if (!s) return cli_fail(a->c.cmd, "%s", err);
+    store_replay *r = store_replay_open(s, a->replay, err, sizeof err);
+    scene *sc = NULL;
+    int rc = CLI_FAIL;
+    if (!r) {
+        cli_fail(a->c.cmd, "%s", err);
+    } else if (store_replay_task(r)) {
+        /* extension: an LLM mission re-flies through the mission controller
+         * with its recorded replies (store_replay_next) as the LLM. */
+        cli_fail(a->c.cmd,
+                 "mission %lld was flown from a task: replaying it needs the mission "
+                 "controller",
+                 a->replay);
+    } else if (!store_replay_plan(r, 0)) {
+        cli_fail(a->c.cmd, "mission %lld recorded no plan", a->replay);
+    } else if (!(sc = recorded_scene(r, err, sizeof err))) {
+        cli_fail(a->c.cmd, "%s", err);
+    } else {
+        if (!a->seed_set) a->seed = (unsigned long long)store_replay_seed(r);
+        cJSON *params = apply_params(a, store_replay_params(r));
+        const char *plan = store_replay_plan(r, 0);
+        flight f = {plan, strlen(plan), sc, store_replay_scene(r), a->replay};
+        cJSON *doc;
+        int64_t id = 0;
+        fly(a, &f, &doc, &id);
+        if (doc) {
+            char why[1024] = "";
+            int same = store_calls_match(s, a->replay, id, why, sizeof why);
+            cJSON *rep = cJSON_AddObjectToObject(doc, "replay");
+            cJSON_AddNumberToObject(rep, "of", (double)a->replay);
+            cJSON_AddBoolToObject(rep, "match", same == 1);
+            if (same == 1)
+                cJSON_AddNullToObject(rep, "difference");
+            else
+                cJSON_AddStringToObject(rep, "difference", why);
+            if (!a->quiet)
+                fprintf(stderr, "replay of mission %lld: %s%s\n", a->replay,
+                        same == 1 ? "the skill calls match" : "the skill calls differ: ",
+                        same == 1 ? "" : why);
+            print_report(a, doc);
+            rc = same == 1 ? CLI_OK : CLI_FAIL;
+        }
+        cJSON_Delete(params);
+    }
+    free(sc);
+    store_replay_free(r);
+    store_close(s);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1};
@@ -129,45 +365,30 @@ int cmd_run(int argc, char **argv)
      * with mission_world_wrap (the scene, if any, gives the limits). */
     if (a.drone && strcmp(a.drone, "sim") != 0)
         return cli_fail(a.c.cmd, "--drone %s: only the simulator is available", a.drone);
+    if (a.replay) return run_replay(&a);
     if (!a.c.scene) return cli_usage_error(a.c.cmd, "the simulator needs --scene FILE");
 
     char err[1024];
-    size_t len;
+    size_t len, scene_len;
     char *plan = cli_read_input(a.plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
     if (!plan) return cli_fail(a.c.cmd, "%s", err);
-    skill_registry *reg = cli_load_registry(&a.c);
-    if (!reg) {
-        free(plan);
-        return CLI_FAIL;
-    }
-    mission_world world;
-    sim_options so = {a.time_scale, a.seed, a.pictures};
-    if (mission_world_sim(&world, a.c.scene, &so, err, sizeof err)) {
-        registry_free(reg);
+    scene *sc = malloc(sizeof *sc);
+    char *scene_text = NULL;
+    if (!sc || scene_load(sc, a.c.scene, err, sizeof err)) {
+        if (!sc) snprintf(err, sizeof err, "out of memory");
+        free(sc);
         free(plan);
         return cli_fail(a.c.cmd, "%s", err);
     }
-    runner_opts ro = {
-        .reg = reg,
-        .world = &world,
-        .plan = plan,
-        .plan_len = len,
-        .limits = cli_limits(&a.c),
-        .progress = a.quiet ? NULL : stderr,
-        .on_sandbox = set_cancel,
-    };
-    cJSON *doc = runner_run(&ro);
-    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
-    if (a.c.json) {
-        cli_print_json(doc);
-    } else {
-        cJSON *logs = cJSON_GetObjectItemCaseSensitive(doc, "logs");
-        for (const cJSON *l = logs ? logs->child : NULL; l; l = l->next)
-            printf("%s\n", l->valuestring);
-        cJSON_Delete(doc);
-    }
-    mission_world_close(&world, true);
-    registry_free(reg);
+    /* The scene as the file says it, for replay (it parsed, so it is JSON). */
+    scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
+    flight f = {plan, len, sc, scene_text, 0};
+    cJSON *doc;
+    int64_t id = 0;
+    rc = fly(&a, &f, &doc, &id);
+    if (doc) print_report(&a, doc);
+    free(scene_text);
+    free(sc);
     free(plan);
-    return ok ? CLI_OK : CLI_FAIL;
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include "mission/runner.h"
 
 #include "drone/constraints.h"
+#include "mission/record.h"
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "minispec/stream_exec.h"
@@ -32,17 +33,31 @@ static int wrap(mission_world *w, drone *driver, char *err, size_t errlen)
 int mission_world_sim(mission_world *w, const char *scene_path, const sim_options *opts, char *err,
                       size_t errlen)
 {
+    scene *sc = malloc(sizeof *sc);
+    if (!sc) {
+        memset(w, 0, sizeof *w);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    if (scene_load(sc, scene_path, err, errlen) == 0)
+        rc = mission_world_sim_scene(w, sc, opts, err, errlen);
+    else
+        memset(w, 0, sizeof *w);
+    free(sc);
+    return rc;
+}
+
+int mission_world_sim_scene(mission_world *w, const scene *sc, const sim_options *opts, char *err,
+                            size_t errlen)
+{
     memset(w, 0, sizeof *w);
     w->scene = malloc(sizeof *w->scene);
     if (!w->scene) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (scene_load(w->scene, scene_path, err, errlen)) {
-        free(w->scene);
-        w->scene = NULL;
-        return -1;
-    }
+    *w->scene = *sc;
     drone *d = sim_open(w->scene, opts, err, errlen);
     if (!d) {
         free(w->scene);
@@ -131,33 +146,49 @@ void mission_world_close(mission_world *w, bool land)
     memset(w, 0, sizeof *w);
 }
 
-/* ---- progress ------------------------------------------------------------- */
+/* ---- progress and the record ------------------------------------------------ */
+
+/* A statement (or block header) that started, not yet known to have run. */
+typedef struct pending_statement {
+    size_t off, len;
+    int line, col, depth;
+    double sim_s, t_ms; /* when it started */
+} pending_statement;
+
+#define RUNNER_MAX_PENDING 32
 
 typedef struct run_state {
     const runner_opts *o;
     skill_ctx ctx;
     double t0;
-    /* Statement lines wait here until we know they ran: the first skill
-     * call made by the statement prints them (see execute). */
-    char pending[2048];
-    size_t npending;
+    /* Statements wait here until we know they ran: the first skill call
+     * made by the statement prints and records them (see execute). */
+    pending_statement pending[RUNNER_MAX_PENDING];
+    int npending;
 } run_state;
 
-static void pending_add(run_state *rs, int depth, const char *text, size_t len)
+static void pending_add(run_state *rs, const ms_event *ev)
 {
-    if (!rs->o->progress) return;
-    int n = snprintf(rs->pending + rs->npending, sizeof rs->pending - rs->npending,
-                     "[%7.2fs] %*s> %.*s\n", mission_world_sim_s(rs->o->world), 2 * depth, "",
-                     (int)(len > 400 ? 400 : len), text);
-    if (n > 0 && rs->npending + (size_t)n < sizeof rs->pending) rs->npending += (size_t)n;
+    if ((!rs->o->progress && !rs->o->record) || rs->npending == RUNNER_MAX_PENDING) return;
+    pending_statement *p = &rs->pending[rs->npending++];
+    p->off = ev->off, p->len = ev->len;
+    p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
+    p->sim_s = mission_world_sim_s(rs->o->world);
+    p->t_ms = skills_now_ms() - rs->t0;
 }
 
-static void pending_flush(run_state *rs, bool print)
+static void pending_flush(run_state *rs, bool ran)
 {
-    if (print && rs->npending) {
-        fwrite(rs->pending, 1, rs->npending, rs->o->progress);
-        fflush(rs->o->progress);
+    const runner_opts *o = rs->o;
+    for (int i = 0; ran && i < rs->npending; i++) {
+        const pending_statement *p = &rs->pending[i];
+        if (o->progress)
+            fprintf(o->progress, "[%7.2fs] %*s> %.*s\n", p->sim_s, 2 * p->depth, "",
+                    (int)(p->len > 400 ? 400 : p->len), o->plan + p->off);
+        if (o->record)
+            mission_record_statement(o->record, p->t_ms, p->line, p->col, o->plan + p->off, p->len);
     }
+    if (ran && rs->npending && o->progress) fflush(o->progress);
     rs->npending = 0;
 }
 
@@ -177,14 +208,11 @@ static void print_value(FILE *f, const cJSON *v)
 
 /* "[  1.20s] turn_cw(45) -> True", indented by call depth. High-level skills
  * are announced when they start, since they run for a while. */
-static void on_event(void *ud, const skill_event *ev)
+static void print_event(run_state *rs, const skill_event *ev)
 {
-    run_state *rs = ud;
     FILE *f = rs->o->progress;
-    if (!f) return;
     bool high = ev->skill->level == SKILL_HIGH;
-    pending_flush(rs, true);
-    if (ev->kind == SKILL_EVENT_CALL && !high) return;
+    if (ev->kind == SKILL_EVENT_VIOLATION || (ev->kind == SKILL_EVENT_CALL && !high)) return;
     fprintf(f, "[%7.2fs] %*s%s(", mission_world_sim_s(rs->o->world), 2 * ev->depth, "",
             ev->skill->name);
     int i = 0;
@@ -200,6 +228,15 @@ static void on_event(void *ud, const skill_event *ev)
         fputc('\n', f);
     }
     fflush(f);
+}
+
+/* The skill hook: the statements that led here, then progress and record. */
+static void on_event(void *ud, const skill_event *ev)
+{
+    run_state *rs = ud;
+    pending_flush(rs, true);
+    if (rs->o->progress) print_event(rs, ev);
+    if (rs->o->record) mission_record_skill_event(rs->o->record, &rs->ctx, ev);
 }
 
 /* ---- the report ------------------------------------------------------------ */
@@ -296,7 +333,9 @@ static char *compile(const runner_opts *o, cJSON *doc)
         if (!msg[0]) snprintf(msg, sizeof msg, "the plan does not compile");
         report_set(doc, "error", cJSON_CreateString(msg));
         if (o->progress) fprintf(o->progress, "plan rejected: %s\n", msg);
+        if (o->record) mission_record_plan(o->record, o->plan, o->plan_len, false, msg);
     }
+    if (lua && o->record) mission_record_plan(o->record, o->plan, o->plan_len, true, NULL);
     ms_result_free(&r);
     return lua;
 }
@@ -326,8 +365,7 @@ static sandbox_status execute(run_state *rs, sandbox *sb, char *err, size_t errl
     ms_event_kind k;
     while (st == SANDBOX_OK && !ms_exec_finished(x) &&
            (k = ms_stream_next(ps, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
-        if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN)
-            pending_add(rs, ev.depth, o->plan + ev.off, ev.len);
+        if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(rs, &ev);
         int before = ms_exec_statements_run(x);
         st = ms_exec_event(x, &ev, err, errlen);
         if (k == MS_EV_STATEMENT) pending_flush(rs, ms_exec_statements_run(x) > before);
@@ -348,7 +386,9 @@ static void finish_error(cJSON *doc, const char *msg, const runner_opts *o)
 
 cJSON *runner_run(const runner_opts *o)
 {
-    double t0 = skills_now_ms();
+    double t0 = o->t0_ms > 0 ? o->t0_ms
+                : o->record  ? mission_record_t0_ms(o->record)
+                             : skills_now_ms();
     cJSON *doc = report_new(o);
     runner_outcome none;
     runner_outcome *out = o->outcome ? o->outcome : &none;
@@ -407,7 +447,12 @@ cJSON *runner_run(const runner_opts *o)
     out->status = st == SANDBOX_OK          ? RUNNER_OK
                   : st == SANDBOX_CANCELLED ? RUNNER_CANCELLED
                                             : RUNNER_FAILED;
-    if (st == SANDBOX_OK && ctx->replan) {
+    if (o->record && mission_record_error(o->record)) {
+        /* The store failed and stopped the plan: say so, not "cancelled". */
+        snprintf(err, sizeof err, "%s", mission_record_error(o->record));
+        st = SANDBOX_ERROR;
+        out->status = RUNNER_FAILED;
+    } else if (st == SANDBOX_OK && ctx->replan) {
         snprintf(err, sizeof err, "replan requested: %s", ctx->replan_reason);
         st = SANDBOX_ERROR;
         out->status = RUNNER_REPLAN;

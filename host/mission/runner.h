@@ -32,6 +32,10 @@ typedef struct mission_world {
 int mission_world_sim(mission_world *w, const char *scene_path, const sim_options *opts, char *err,
                       size_t errlen);
 
+/* The same with a scene already parsed (copied), e.g. a recorded one. */
+int mission_world_sim_scene(mission_world *w, const scene *sc, const sim_options *opts, char *err,
+                            size_t errlen);
+
 /* Puts a real driver (already opened) behind the guard with the limits of
  * SCENE_PATH, or the default limits when it is NULL; takes DRIVER either way.
  * The caller connects and launches (mission_world_launch). */
@@ -87,6 +91,13 @@ typedef struct runner_opts {
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
     runner_outcome *outcome; /* filled when not NULL */
+    /* The store's recorder (mission/record.h): the plan, its statements and
+     * every skill call and violation are recorded as they happen; NULL =
+     * not recorded. */
+    struct mission_record *record;
+    /* Mission start on the skills_now_ms() clock, which call times and
+     * first_action_ms count from; 0 = the recorder's start, or now. */
+    double t0_ms;
 } runner_opts;
 
 /* Compiles and runs the plan. Always returns the SPEC §2 `run --json`

@@ -127,7 +127,7 @@ static void emit(skill_ctx *ctx, skill_event_kind kind, const skill *s, const cJ
                  const cJSON *ret, double t)
 {
     if (!ctx->on_event) return;
-    skill_event ev = {kind, s, ctx->depth, args, ret, t, 0};
+    skill_event ev = {kind, s, ctx->depth, args, ret, t, 0, NULL};
     ctx->on_event(ctx->event_ud, &ev);
 }
 
@@ -140,6 +140,12 @@ void skills_violation(skill_ctx *ctx, const char *skill_name, const char *reason
         cJSON_AddItemToArray(ctx->violations, v);
     else
         cJSON_Delete(v);
+    const skill *s = ctx->reg ? registry_find(ctx->reg, skill_name, strlen(skill_name)) : NULL;
+    if (s && ctx->on_event) {
+        skill_event ev = {SKILL_EVENT_VIOLATION,        s, ctx->depth, NULL, NULL,
+                          skills_now_ms() - ctx->t0_ms, 0, reason};
+        ctx->on_event(ctx->event_ud, &ev);
+    }
 }
 
 /* ---- dispatch --------------------------------------------------------------- */

@@ -26,16 +26,24 @@
 
 struct drone;
 
-typedef enum skill_event_kind { SKILL_EVENT_CALL, SKILL_EVENT_RETURN } skill_event_kind;
+/* CALL before a skill acts, RETURN after it returned (a call that raised an
+ * error has no RETURN), VIOLATION when skills_violation refused a motion of
+ * the skill being called (its args and ret are NULL, reason says why). */
+typedef enum skill_event_kind {
+    SKILL_EVENT_CALL,
+    SKILL_EVENT_RETURN,
+    SKILL_EVENT_VIOLATION
+} skill_event_kind;
 
 typedef struct skill_event {
     skill_event_kind kind;
     const skill *skill;
-    int depth;         /* 0 for calls from the plan, 1+ inside high-level skills */
-    const cJSON *args; /* array */
-    const cJSON *ret;  /* on RETURN: the value (may be NULL for none) */
-    double t_ms;       /* wall time since skills_bind */
-    double sim_ms;     /* simulated time, when a simulator runs */
+    int depth;          /* 0 for calls from the plan, 1+ inside high-level skills */
+    const cJSON *args;  /* array */
+    const cJSON *ret;   /* on RETURN: the value (may be NULL for none) */
+    double t_ms;        /* wall time since skills_bind */
+    double sim_ms;      /* simulated time, when a simulator runs */
+    const char *reason; /* on VIOLATION */
 } skill_event;
 
 /* Per-mission state the skills act on. Zero-initialise, fill what exists,

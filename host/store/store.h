@@ -106,6 +106,11 @@ double store_mission_elapsed_ms(const store_mission *m);
 int store_mission_end(store_mission *m, store_status status, const char *error,
                       const char *result_json, char *err, size_t errlen);
 
+/* Frees the handle without ending the mission, as if the process had died:
+ * it stays "running" and is marked interrupted by a store_open after this
+ * store is closed. For callers that lose their store mid-mission. */
+void store_mission_abandon(store_mission *m);
+
 /* In every record below, T_MS is the event's time in milliseconds since the
  * mission began; pass a negative value to use store_mission_elapsed_ms(). The
  * record is committed before the call returns. */
@@ -246,6 +251,19 @@ int store_replay_count(const store_replay *r);
 const char *store_replay_task(const store_replay *r);
 const char *store_replay_scene(const store_replay *r);
 int64_t store_replay_seed(const store_replay *r);
+
+/* The mission replayed (its id). */
+int64_t store_replay_mission(const store_replay *r);
+
+/* The recorded run options (JSON object text) and LLM model, or NULL; owned
+ * by R. */
+const char *store_replay_params(const store_replay *r);
+const char *store_replay_model(const store_replay *r);
+
+/* The plans the mission received, in order: how many, and plan I (0-based;
+ * NULL when out of range), owned by R. A --plan mission has one. */
+int store_replay_plans(const store_replay *r);
+const char *store_replay_plan(const store_replay *r, int i);
 
 /* The next recorded reply, for a request of kind KIND. Returns the reply
  * text (owned by R, valid until store_replay_free), or NULL with a message

@@ -185,6 +185,11 @@ int store_mission_end(store_mission *m, store_status status, const char *error,
     return ret;
 }
 
+void store_mission_abandon(store_mission *m)
+{
+    free(m);
+}
+
 /* ---- events ------------------------------------------------------------- */
 
 const char *store_llm_kind_name(store_llm_kind k)

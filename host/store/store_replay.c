@@ -18,8 +18,10 @@ typedef struct replay_reply {
 
 struct store_replay {
     int64_t mission;
-    char *task, *scene;
+    char *task, *scene, *params, *model;
     int64_t seed;
+    char **plans; /* the plans as received, in order */
+    int nplans;
     replay_reply *replies;
     int n, next;
 };
@@ -30,12 +32,38 @@ static char *dup_column(sqlite3_stmt *st, int i)
     return t ? strdup(t) : NULL;
 }
 
+static int load_plans(store *s, store_replay *r, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT text FROM plans WHERE mission_id = ? ORDER BY plan_no",
+                           -1, &st, NULL) != SQLITE_OK)
+        return store_db_error(s, "cannot read the plans", err, errlen);
+    sqlite3_bind_int64(st, 1, r->mission);
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (r->nplans == cap) {
+            cap = cap ? cap * 2 : 4;
+            char **grown = realloc(r->plans, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                sqlite3_finalize(st);
+                return store_set_error(err, errlen, "out of memory");
+            }
+            r->plans = grown;
+        }
+        r->plans[r->nplans++] = dup_column(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_db_error(s, "cannot read the plans", err, errlen);
+    return 0;
+}
+
 static int load(store *s, void *ud, char *err, size_t errlen)
 {
     store_replay *r = ud;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT task, scene, seed FROM missions WHERE id = ?", -1, &st,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT task, scene, seed, params, model FROM missions WHERE id = ?", -1,
+                           &st, NULL) != SQLITE_OK)
         return store_db_error(s, "cannot read the mission", err, errlen);
     sqlite3_bind_int64(st, 1, r->mission);
     int rc = sqlite3_step(st);
@@ -43,6 +71,8 @@ static int load(store *s, void *ud, char *err, size_t errlen)
         r->task = dup_column(st, 0);
         r->scene = dup_column(st, 1);
         r->seed = sqlite3_column_int64(st, 2);
+        r->params = dup_column(st, 3);
+        r->model = dup_column(st, 4);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE)
@@ -73,7 +103,7 @@ static int load(store *s, void *ud, char *err, size_t errlen)
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_db_error(s, "cannot read LLM replies", err, errlen);
-    return 0;
+    return load_plans(s, r, err, errlen);
 }
 
 store_replay *store_replay_open(store *s, int64_t id, char *err, size_t errlen)
@@ -111,6 +141,31 @@ int64_t store_replay_seed(const store_replay *r)
     return r->seed;
 }
 
+const char *store_replay_params(const store_replay *r)
+{
+    return r->params;
+}
+
+const char *store_replay_model(const store_replay *r)
+{
+    return r->model;
+}
+
+int store_replay_plans(const store_replay *r)
+{
+    return r->nplans;
+}
+
+const char *store_replay_plan(const store_replay *r, int i)
+{
+    return i >= 0 && i < r->nplans && r->plans[i] ? r->plans[i] : NULL;
+}
+
+int64_t store_replay_mission(const store_replay *r)
+{
+    return r->mission;
+}
+
 const char *store_replay_next(store_replay *r, store_llm_kind kind, char *err, size_t errlen)
 {
     if (r->next >= r->n) {
@@ -139,8 +194,13 @@ void store_replay_free(store_replay *r)
     for (int i = 0; i < r->n; i++)
         free(r->replies[i].text);
     free(r->replies);
+    for (int i = 0; i < r->nplans; i++)
+        free(r->plans[i]);
+    free(r->plans);
     free(r->task);
     free(r->scene);
+    free(r->params);
+    free(r->model);
     free(r);
 }
 

@@ -1,0 +1,267 @@
+/*
+ * The mission recorder (record.h): skill events, statements, plans and LLM
+ * exchanges turned into store records, each committed before the caller
+ * goes on, so a call is on disk before the skill acts.
+ */
+#include "mission/record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The call under way at one depth: high-level skills nest calls, and a call
+ * that raised an error never returns, so its slot is simply reused by the
+ * next call at that depth (the store keeps it as not done). */
+typedef struct open_call {
+    int64_t id;    /* store id, 0 when none is open */
+    double t_ms;   /* when it started, mission time */
+    double sim_ms; /* simulated time then, < 0 if unknown */
+    char *args;    /* JSON text, for the violations it causes */
+} open_call;
+
+struct mission_record {
+    store *own;       /* the store, when mission_record_open opened it */
+    store_mission *m; /* owned too in that case */
+    mission_world *world;
+    double t0_ms; /* mission start on the skills_now_ms() clock */
+    open_call *open;
+    int nopen;
+    int64_t plan_llm; /* the exchange the next plan comes from, or 0 */
+    bool streaming;   /* a plan is streaming in, not recorded yet */
+    char error[600];
+};
+
+mission_record *mission_record_new(store_mission *m, mission_world *world)
+{
+    mission_record *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->m = m;
+    r->world = world;
+    r->t0_ms = skills_now_ms() - store_mission_elapsed_ms(m);
+    return r;
+}
+
+void mission_record_free(mission_record *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->nopen; i++)
+        free(r->open[i].args);
+    free(r->open);
+    if (r->own) {
+        /* The handle goes; the row stays running until the next open. */
+        store_mission_abandon(r->m);
+        store_close(r->own);
+    }
+    free(r);
+}
+
+mission_record *mission_record_open(const char *db, const store_mission_info *info,
+                                    mission_world *world, char *err, size_t errlen)
+{
+    store *s = store_open(db, 0, err, errlen);
+    if (!s) return NULL;
+    store_mission *m = store_mission_begin(s, info, err, errlen);
+    mission_record *r = m ? mission_record_new(m, world) : NULL;
+    if (!r) {
+        if (m) {
+            snprintf(err, errlen, "out of memory");
+            store_mission_end(m, STORE_FAILED, "out of memory", NULL, NULL, 0);
+        }
+        store_close(s);
+        return NULL;
+    }
+    r->own = s;
+    return r;
+}
+
+int mission_record_close(mission_record *r, store_status status, const char *error,
+                         const cJSON *result, char *err, size_t errlen)
+{
+    char *res = result ? cJSON_PrintUnformatted(result) : NULL;
+    int rc = store_mission_end(r->m, status, error, res, err, errlen);
+    free(res);
+    r->m = NULL; /* freed by store_mission_end */
+    store *s = r->own;
+    r->own = NULL;
+    mission_record_free(r);
+    store_close(s);
+    return rc;
+}
+
+store *mission_record_store(const mission_record *r)
+{
+    return r->own;
+}
+
+store_mission *mission_record_mission(const mission_record *r)
+{
+    return r->m;
+}
+
+double mission_record_t0_ms(const mission_record *r)
+{
+    return r->t0_ms;
+}
+
+const char *mission_record_error(const mission_record *r)
+{
+    return r->error[0] ? r->error : NULL;
+}
+
+store_status mission_record_status(runner_status st)
+{
+    switch (st) {
+    case RUNNER_OK: return STORE_OK;
+    case RUNNER_CANCELLED: return STORE_CANCELLED;
+    default: return STORE_FAILED;
+    }
+}
+
+/* Keeps the first failure and stops the plan that caused it. */
+static void fail(mission_record *r, skill_ctx *ctx, const char *err)
+{
+    if (!r->error[0]) snprintf(r->error, sizeof r->error, "mission store: %s", err);
+    if (ctx && ctx->sb) sandbox_cancel(ctx->sb);
+}
+
+static double sim_now_ms(const mission_record *r)
+{
+    return r->world && r->world->sim ? mission_world_sim_s(r->world) * 1000 : -1;
+}
+
+static open_call *slot(mission_record *r, int depth)
+{
+    if (depth < 0) return NULL;
+    if (depth >= r->nopen) {
+        int n = depth + 8;
+        open_call *grown = realloc(r->open, (size_t)n * sizeof *grown);
+        if (!grown) return NULL;
+        memset(grown + r->nopen, 0, (size_t)(n - r->nopen) * sizeof *grown);
+        r->open = grown;
+        r->nopen = n;
+    }
+    return &r->open[depth];
+}
+
+static char *json_text(const cJSON *v, const char *none)
+{
+    return v ? cJSON_PrintUnformatted(v) : strdup(none);
+}
+
+static void call_begin(mission_record *r, skill_ctx *ctx, const skill_event *ev, double t)
+{
+    char err[512];
+    open_call *c = slot(r, ev->depth);
+    char *args = json_text(ev->args, "[]");
+    if (!c || !args) {
+        free(args);
+        fail(r, ctx, "out of memory");
+        return;
+    }
+    free(c->args);
+    c->args = args;
+    c->t_ms = t;
+    c->sim_ms = sim_now_ms(r);
+    c->id = store_call_begin(r->m, t, ev->skill->name, args, ev->depth, err, sizeof err);
+    if (c->id < 0) {
+        c->id = 0;
+        fail(r, ctx, err);
+    }
+}
+
+static void call_end(mission_record *r, skill_ctx *ctx, const skill_event *ev, double t)
+{
+    char err[512];
+    open_call *c = ev->depth < r->nopen ? slot(r, ev->depth) : NULL;
+    if (!c || c->id <= 0) return;
+    char *ret = json_text(ev->ret, "null");
+    store_call_result res = {.ret_json = ret, .sim_ms = -1, .wall_ms = t - c->t_ms};
+    if (r->world) {
+        drone_pose p = mission_world_pose(r->world);
+        res.has_pose = true;
+        res.x = p.x, res.y = p.y, res.z = p.z, res.yaw = p.yaw;
+    }
+    double sim = sim_now_ms(r);
+    if (sim >= 0 && c->sim_ms >= 0) res.sim_ms = sim - c->sim_ms;
+    if (!ret)
+        fail(r, ctx, "out of memory");
+    else if (store_call_end(r->m, c->id, &res, err, sizeof err))
+        fail(r, ctx, err);
+    free(ret);
+    c->id = 0;
+}
+
+void mission_record_skill_event(mission_record *r, skill_ctx *ctx, const skill_event *ev)
+{
+    if (r->error[0]) {
+        /* Nothing flies unrecorded, even after a statement failed to record. */
+        if (ctx && ctx->sb) sandbox_cancel(ctx->sb);
+        return;
+    }
+    /* Event times count from the context's start; ours from the mission's. */
+    double t = ev->t_ms + (ctx ? ctx->t0_ms : r->t0_ms) - r->t0_ms;
+    if (t < 0) t = 0;
+    char err[512];
+    switch (ev->kind) {
+    case SKILL_EVENT_CALL: call_begin(r, ctx, ev, t); break;
+    case SKILL_EVENT_RETURN: call_end(r, ctx, ev, t); break;
+    case SKILL_EVENT_VIOLATION: {
+        const open_call *c = ev->depth < r->nopen ? &r->open[ev->depth] : NULL;
+        if (store_record_violation(r->m, t, ev->skill->name, c && c->id > 0 ? c->args : NULL,
+                                   ev->reason, err, sizeof err))
+            fail(r, ctx, err);
+        break;
+    }
+    }
+}
+
+int64_t mission_record_llm(mission_record *r, const store_llm *x)
+{
+    if (r->error[0]) return -1;
+    char err[512];
+    int64_t id = store_record_llm(r->m, x, err, sizeof err);
+    if (id < 0) {
+        fail(r, NULL, err);
+        return -1;
+    }
+    if (x->kind != STORE_LLM_PROBE) r->plan_llm = id;
+    return id;
+}
+
+void mission_record_plan_begin(mission_record *r)
+{
+    r->streaming = true;
+}
+
+int mission_record_plan(mission_record *r, const char *text, size_t len, bool ok,
+                        const char *diagnostics)
+{
+    r->streaming = false;
+    if (r->error[0]) return -1;
+    char err[512];
+    char *copy = strndup(text ? text : "", text ? len : 0);
+    if (!copy) {
+        fail(r, NULL, "out of memory");
+        return -1;
+    }
+    int no = store_record_plan(r->m, -1, r->plan_llm, copy, ok, diagnostics, err, sizeof err);
+    free(copy);
+    if (no < 0) fail(r, NULL, err);
+    return no;
+}
+
+void mission_record_statement(mission_record *r, double t_ms, int line, int col, const char *text,
+                              size_t len)
+{
+    if (r->error[0]) return;
+    char err[512];
+    char *copy = strndup(text, len);
+    if (!copy) {
+        fail(r, NULL, "out of memory");
+        return;
+    }
+    int plan = store_mission_plans(r->m) + (r->streaming ? 1 : 0);
+    if (store_record_statement(r->m, t_ms, plan, line, col, copy, err, sizeof err))
+        fail(r, NULL, err);
+    free(copy);
+}

@@ -1,0 +1,90 @@
+/*
+ * The mission recorder: what a mission does, written to the store (SPEC §12)
+ * as it happens. It turns the runner's and the controller's events into
+ * store records: skill calls (begin before the skill acts, end after it,
+ * with the pose from the world and the simulated and wall time the call
+ * took), constraint violations, statements as they start, plans with the
+ * checker's verdict, and LLM exchanges.
+ *
+ * Times: every record is stamped in milliseconds since the recorder's
+ * mission began. Pass mission_record_t0_ms as the runner's t0 so that the
+ * call times of `run --json` and of `aloft log` are the same numbers.
+ *
+ * Failures: a write the store refuses (disk full, database gone) is kept as
+ * the recorder's error and cancels the sandbox it came from, so the drone
+ * stops (hovers) rather than flying on unrecorded; the runner reports it as
+ * the mission's error. Later records are skipped, and every later skill
+ * call is cancelled before it acts.
+ */
+#ifndef ALOFT_MISSION_RECORD_H
+#define ALOFT_MISSION_RECORD_H
+
+#include "mission/runner.h"
+#include "skills/skills.h"
+#include "store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mission_record mission_record;
+
+/* Opens the store at DB (NULL: the default of store_resolve_path), begins a
+ * mission described by INFO and returns a recorder that owns both, reading
+ * poses from WORLD (may be filled in later). NULL with a message. */
+mission_record *mission_record_open(const char *db, const store_mission_info *info,
+                                    mission_world *world, char *err, size_t errlen);
+
+/* Ends a mission begun by mission_record_open with STATUS, the ERROR text
+ * (or NULL) and the plan's RESULT (or NULL), closes the store and frees R.
+ * Returns 0, or -1 with a message (the mission is then left running, and
+ * the next store_open marks it interrupted). */
+int mission_record_close(mission_record *r, store_status status, const char *error,
+                         const cJSON *result, char *err, size_t errlen);
+
+/* The store of a recorder from mission_record_open, else NULL. */
+store *mission_record_store(const mission_record *r);
+
+/* A recorder writing into mission M (which stays the caller's: end it with
+ * store_mission_end after mission_record_free), reading poses and simulated
+ * time from WORLD (may be NULL: no poses). NULL when out of memory. */
+mission_record *mission_record_new(store_mission *m, mission_world *world);
+/* Frees R; an opened store is closed with its mission left running. */
+void mission_record_free(mission_record *r);
+
+/* The mission being written. */
+store_mission *mission_record_mission(const mission_record *r);
+
+/* When the mission began, on the skills_now_ms() clock. */
+double mission_record_t0_ms(const mission_record *r);
+
+/* The first write that failed ("mission store: ..."), or NULL. */
+const char *mission_record_error(const mission_record *r);
+
+/* Records one skill event of CTX (CALL, RETURN, VIOLATION); on a failed
+ * write, cancels CTX's sandbox. Call it from the skill_ctx.on_event hook. */
+void mission_record_skill_event(mission_record *r, skill_ctx *ctx, const skill_event *ev);
+
+/* Records an LLM exchange. The plan recorded next names the last exchange
+ * of kind plan, retry or replan as its source. Returns its id, or -1. */
+int64_t mission_record_llm(mission_record *r, const store_llm *x);
+
+/* Says that a plan is streaming in: statements recorded until
+ * mission_record_plan belong to the plan that will be recorded next. */
+void mission_record_plan_begin(mission_record *r);
+
+/* Records a plan as received (LEN bytes of TEXT) with the checker's verdict
+ * and diagnostics (or NULL). Returns its number in the mission, or -1. */
+int mission_record_plan(mission_record *r, const char *text, size_t len, bool ok,
+                        const char *diagnostics);
+
+/* Records that the statement at LINE:COL (LEN bytes of TEXT) started at
+ * T_MS (mission time; negative = now), belonging to the current plan (see
+ * mission_record_plan_begin). */
+void mission_record_statement(mission_record *r, double t_ms, int line, int col, const char *text,
+                              size_t len);
+
+/* Maps a runner's outcome to the status a mission ends with. */
+store_status mission_record_status(runner_status st);
+
+#endif
