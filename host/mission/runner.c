@@ -182,11 +182,11 @@ static void pending_flush(run_state *rs, bool ran)
     const runner_opts *o = rs->o;
     for (int i = 0; ran && i < rs->npending; i++) {
         const pending_statement *p = &rs->pending[i];
+        if (o->record)
+            mission_record_statement(o->record, p->t_ms, p->line, p->col, o->plan + p->off, p->len);
         if (o->progress)
             fprintf(o->progress, "[%7.2fs] %*s> %.*s\n", p->sim_s, 2 * p->depth, "",
                     (int)(p->len > 400 ? 400 : p->len), o->plan + p->off);
-        if (o->record)
-            mission_record_statement(o->record, p->t_ms, p->line, p->col, o->plan + p->off, p->len);
     }
     if (ran && rs->npending && o->progress) fflush(o->progress);
     rs->npending = 0;
@@ -230,13 +230,14 @@ static void print_event(run_state *rs, const skill_event *ev)
     fflush(f);
 }
 
-/* The skill hook: the statements that led here, then progress and record. */
+/* The skill hook: the statements that led here, then the event, recorded
+ * before it is shown, so progress never shows what is not on disk. */
 static void on_event(void *ud, const skill_event *ev)
 {
     run_state *rs = ud;
     pending_flush(rs, true);
-    if (rs->o->progress) print_event(rs, ev);
     if (rs->o->record) mission_record_skill_event(rs->o->record, &rs->ctx, ev);
+    if (rs->o->progress) print_event(rs, ev);
 }
 
 /* ---- the report ------------------------------------------------------------ */
