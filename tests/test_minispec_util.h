@@ -2,7 +2,7 @@
  * Shared by the MiniSpec tests, fuzzer and benchmark: a registry with the
  * built-in skills, the high-level skills of SPEC §5 (stand-ins written in
  * MiniSpec when the build has no skills/ files for them), and the example
- * skill files of examples/skills; plus small file helpers.
+ * skill files of examples/skills; plus reading the example plans.
  */
 #ifndef ALOFT_TEST_MINISPEC_UTIL_H
 #define ALOFT_TEST_MINISPEC_UTIL_H

@@ -206,7 +206,7 @@ static int load_value(skill_ctx *ctx, const char *code, size_t len, const char *
                       char *err, size_t errlen)
 {
     char msg[400];
-    if (sandbox_load(ctx->sb, code, len, chunk, msg, sizeof msg) != SANDBOX_OK ||
+    if (sandbox_load_cached(ctx->sb, code, len, chunk, msg, sizeof msg) != SANDBOX_OK ||
         sandbox_call(ctx->sb, 0, 1, msg, sizeof msg) != SANDBOX_OK) {
         snprintf(err, errlen, "%s: %s", chunk + 1, msg);
         return -1;

@@ -1,0 +1,15 @@
+-- String formatting and string methods behave as in plain Lua 5.4.
+print(string.format("%d %5.2f %-6s| %x %X %o %e %g %q", 42, math.pi, "ab", 255, 255, 8, 12345.678, 0.1, "a\nb"))
+print(string.format("%s %s %s", nil, true, 12), ("%03d"):format(7), string.format("%%"))
+print(("Hello"):upper(), ("Hello"):lower(), ("Hello"):len(), #"Hello", ("Hello"):reverse())
+print(("hello world"):sub(1, 5), ("hello world"):sub(-5), ("hello"):sub(2, -2), ("x"):rep(3, ","))
+print(("abc"):byte(1, -1), string.char(72, 105))
+print(("find me here"):find("me"), ("find me here"):find("me", 7), ("a.b"):find(".", 1, true))
+print(("hello"):find("l", -2), ("hello"):find("z"), ("hello"):find(""), ("hello"):find("", 10))
+print(tostring(1/0), tostring(-1/0), tostring(0/0) == tostring(0/0), 3 // 2, 3 / 2, 7 % 3, -7 // 2, 2^10)
+print(10 == 10.0, math.type(10), math.type(10.0), math.type("10"), 1e15, 2^53, 100000000000000)
+print(tonumber("0x10"), tonumber("10", 2), tonumber("  12  "), tonumber("z", 36), tonumber("abc"))
+print(tostring(123) .. "x", 1 .. 2, "10" + 5, "3" * "4")
+print(utf8.char(72, 228, 8364), utf8.len("häll€"), #utf8.char(8364))
+for p, c in utf8.codes("hé") do print(p, c) end
+print(string.pack and #string.pack("i4", 7), select("#", string.byte("abc", 1, 3)))
