@@ -1,14 +1,18 @@
 /* aloft run: fly one mission (SPEC §2).
  *
- * Today this runs a given plan (--plan) in the simulator (--scene). The
- * places where the other ways of running a mission plug in are marked
- * "extension:" below: --task (the mission controller with an LLM), --drone
- * tello, --db (the store), --replay and --detector. */
+ * Runs a given plan (--plan) or a task planned by the LLM (--task, the
+ * mission controller) in the simulator (--scene), recorded in the mission
+ * store (--db), or flies a recorded mission again (--replay). The places
+ * where the other ways of running a mission plug in are marked "extension:"
+ * below: --drone tello and --detector. */
 #include "cmd/cli.h"
+#include "mission/controller.h"
 #include "mission/record.h"
 #include "mission/runner.h"
 
 #include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,17 @@ static const char usage[] =
     "\n"
     "  --scene FILE          the simulated world (SPEC scene file)\n"
     "  --plan FILE|-         the MiniSpec plan to fly\n"
+    "  --task TEXT           what to do, in plain English: the LLM writes the\n"
+    "                        plan and the drone starts while it is written\n"
+    "  --llm-url URL         OpenAI-compatible base URL (default\n"
+    "                        $OPENAI_BASE_URL or https://api.openai.com/v1)\n"
+    "  --model NAME          the model (default $ALOFT_MODEL); key: $OPENAI_API_KEY\n"
+    "  --no-stream           wait for the whole plan before running it\n"
+    "  --max-tries N         plans asked for when they fail the checker (default 3)\n"
+    "  --max-replans N       new plans after rp, a failed skill or a refused\n"
+    "                        motion (default 3)\n"
+    "  --llm-timeout-ms N    limit for one LLM call, retries included (default 120000)\n"
+    "  --llm-idle-timeout-ms N  longest silence in a streamed reply (default 30000)\n"
     "  --time-scale X        simulated seconds per real second; 0 = instant\n"
     "                        (default 1, or 0 with --json)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
@@ -33,9 +48,10 @@ static const char usage[] =
     "  --json                print the mission report as one JSON document\n"
     "  --db FILE             the mission store every run is recorded in (default\n"
     "                        $ALOFT_DB, else $XDG_DATA_HOME/aloft/aloft.db)\n"
-    "  --replay ID           fly recorded mission ID again in the simulator, with\n"
-    "                        its scene, seed and plan, and say whether the skill\n"
-    "                        calls match (exit 1 if not); recorded as a new mission\n"
+    "  --replay ID           fly recorded mission ID again in the simulator with\n"
+    "                        its scene, seed and plan or task, answering LLM\n"
+    "                        requests with the recorded replies; says whether\n"
+    "                        the skill calls match (exit 1 if not)\n"
     "\n"
     "Ctrl-C stops the mission at once (the drone hovers); the report is still\n"
     "printed. Exit status: 0 success, 1 the plan or mission failed, 2 usage.\n";
@@ -48,6 +64,13 @@ enum {
     OPT_PICTURES,
     OPT_QUIET,
     OPT_DRONE,
+    OPT_LLM_URL,
+    OPT_MODEL,
+    OPT_NO_STREAM,
+    OPT_MAX_TRIES,
+    OPT_MAX_REPLANS,
+    OPT_LLM_TIMEOUT,
+    OPT_LLM_IDLE,
     OPT_DB,
     OPT_REPLAY,
 };
@@ -65,7 +88,19 @@ typedef struct run_args {
     bool quiet;
     const char *db;   /* --db, or NULL for the default store */
     long long replay; /* --replay ID, or 0 */
+    /* --task: the mission controller */
+    const char *llm_url;
+    const char *model;
+    bool no_stream;
+    unsigned long long max_tries, max_replans, llm_timeout_ms, llm_idle_ms;
 } run_args;
+
+static const char *option_name(const struct option *opts, int code)
+{
+    for (; opts->name; opts++)
+        if (opts->val == code) return opts->name;
+    return "?";
+}
 
 static int parse_args(run_args *a, int argc, char **argv)
 {
@@ -80,9 +115,16 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"pictures", required_argument, 0, OPT_PICTURES},
         {"quiet", no_argument, 0, OPT_QUIET},
         {"drone", required_argument, 0, OPT_DRONE},
+        {"llm-url", required_argument, 0, OPT_LLM_URL},
+        {"model", required_argument, 0, OPT_MODEL},
+        {"no-stream", no_argument, 0, OPT_NO_STREAM},
+        {"max-tries", required_argument, 0, OPT_MAX_TRIES},
+        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},
+        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
+        {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
         {"db", required_argument, 0, OPT_DB},
         {"replay", required_argument, 0, OPT_REPLAY},
-        /* extension: --detector, --llm-url, --model, ... */
+        /* extension: --detector, ... */
         {0, 0, 0, 0},
     };
     int opt;
@@ -119,6 +161,23 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->replay = (long long)id;
             break;
         }
+        case OPT_LLM_URL: a->llm_url = optarg; break;
+        case OPT_MODEL: a->model = optarg; break;
+        case OPT_NO_STREAM: a->no_stream = true; break;
+        case OPT_MAX_TRIES:
+        case OPT_MAX_REPLANS:
+        case OPT_LLM_TIMEOUT:
+        case OPT_LLM_IDLE: {
+            unsigned long long *v = opt == OPT_MAX_TRIES     ? &a->max_tries
+                                    : opt == OPT_MAX_REPLANS ? &a->max_replans
+                                    : opt == OPT_LLM_TIMEOUT ? &a->llm_timeout_ms
+                                                             : &a->llm_idle_ms;
+            unsigned long long lo = opt == OPT_MAX_REPLANS ? 0 : 1;
+            if (cli_parse_u64(optarg, false, v) || *v < lo || *v > 100000000)
+                return cli_usage_error(a->c.cmd, "--%s: '%s' is not a number >= %llu",
+                                       option_name(opts, opt), optarg, lo);
+            break;
+        }
         default: return cli_usage_error(a->c.cmd, "unknown option");
         }
     }
@@ -135,6 +194,13 @@ static int parse_args(run_args *a, int argc, char **argv)
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
+    if (a->task) {
+        if (!a->task[0]) return cli_usage_error(a->c.cmd, "--task: the task is empty");
+        const char *env = getenv("ALOFT_MODEL");
+        if (!a->model && !(env && *env))
+            return cli_usage_error(a->c.cmd, "--task needs a model: give --model NAME or set "
+                                             "ALOFT_MODEL");
+    }
     return -1; /* go on */
 }
 
@@ -144,15 +210,98 @@ static void set_cancel(void *ud, sandbox *sb)
     cli_cancel_on_signal(sb);
 }
 
+/* Ctrl-C during a --task mission: stop the LLM request and the sandbox. */
+static atomic_bool task_cancel;
+static sandbox *volatile task_sandbox;
+
+static void on_task_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&task_cancel, true);
+    sandbox *sb = task_sandbox;
+    if (sb) sandbox_cancel(sb); /* an atomic store: safe in a handler */
+}
+
+static void task_signals(bool on)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on ? on_task_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void set_task_sandbox(void *ud, sandbox *sb)
+{
+    (void)ud;
+    task_sandbox = sb;
+    if (sb && atomic_load(&task_cancel)) sandbox_cancel(sb);
+}
+
+/* The LLM settings of a --task run, from the environment and the flags. */
+static void llm_settings(const run_args *a, llm_config *cfg)
+{
+    llm_config_defaults(cfg);
+    if (a->llm_url) snprintf(cfg->base_url, sizeof cfg->base_url, "%s", a->llm_url);
+    if (a->model) snprintf(cfg->model, sizeof cfg->model, "%s", a->model);
+    if (a->llm_timeout_ms) cfg->total_timeout_ms = (long)a->llm_timeout_ms;
+    if (a->llm_idle_ms) cfg->idle_timeout_ms = (long)a->llm_idle_ms;
+}
+
+/* Flies --task with the mission controller, recorded by REC; the LLM
+ * replies come from REPLAY when it is not NULL. */
+static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_world *world,
+                       mission_record *rec, store_replay *replay, runner_outcome *out, char *err,
+                       size_t errlen)
+{
+    prompt_set *ps = prompt_load(NULL, err, errlen);
+    if (!ps) return NULL;
+    llm_config cfg;
+    llm_settings(a, &cfg);
+    mission_opts mo;
+    mission_opts_defaults(&mo);
+    mo.run.reg = reg;
+    mo.run.world = world;
+    mo.run.limits = cli_limits(&a->c);
+    mo.run.progress = a->quiet ? NULL : stderr;
+    mo.run.on_sandbox = set_task_sandbox;
+    mo.task = a->task;
+    mo.prompts = ps;
+    mo.llm = replay ? mission_record_replay_llm(replay) : mission_llm_default(&cfg);
+    mo.run.record = rec;
+    mo.run.t0_ms = mission_record_t0_ms(rec);
+    mo.obs = mission_record_observer(rec);
+    mo.stream = !a->no_stream;
+    if (a->max_tries) mo.max_tries = (int)a->max_tries;
+    if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
+    mo.cancel = &task_cancel;
+    mo.outcome = out;
+    atomic_store(&task_cancel, false);
+    task_signals(true);
+    cJSON *doc = mission_run(&mo);
+    task_signals(false);
+    task_sandbox = NULL;
+    prompt_free(ps);
+    if (!doc) snprintf(err, errlen, "out of memory");
+    return doc;
+}
+
 /* ---- recording and replay ------------------------------------------------ */
 
 /* The run options recorded with the mission, so that --replay flies it
- * again under the same limits and skills. */
+ * again under the same limits, skills and controller settings. */
 static char *params_json(const run_args *a)
 {
     cJSON *p = cJSON_CreateObject();
     sandbox_limits l = cli_limits(&a->c);
     cJSON_AddNumberToObject(p, "time_scale", a->time_scale);
+    if (a->task) {
+        cJSON_AddBoolToObject(p, "stream", !a->no_stream);
+        if (a->max_tries) cJSON_AddNumberToObject(p, "max_tries", (double)a->max_tries);
+        if (a->max_replans != ~0ull)
+            cJSON_AddNumberToObject(p, "max_replans", (double)a->max_replans);
+    }
     cJSON_AddNumberToObject(p, "max_instructions", (double)l.max_instructions);
     cJSON_AddNumberToObject(p, "max_memory", (double)l.max_memory);
     cJSON_AddNumberToObject(p, "timeout_ms", (double)l.timeout_ms);
@@ -167,13 +316,19 @@ static char *params_json(const run_args *a)
     return text;
 }
 
-/* Takes the recorded limits and skill directories the command line did not
- * give. Returns the parsed params, which hold the directory names: keep
- * them until the run is over. */
+/* Takes the recorded limits, skill directories and controller settings the
+ * command line did not give. Returns the parsed params, which hold the
+ * directory names: keep them until the run is over. */
 static cJSON *apply_params(run_args *a, const char *text)
 {
     cJSON *p = text ? cJSON_Parse(text) : NULL;
     const cJSON *v;
+    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "stream"))) a->no_stream = true;
+    if (!a->max_tries && cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_tries")))
+        a->max_tries = (unsigned long long)v->valuedouble;
+    if (a->max_replans == ~0ull &&
+        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_replans")))
+        a->max_replans = (unsigned long long)v->valuedouble;
     if (!a->c.limits.max_instructions &&
         cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_instructions")))
         a->c.limits.max_instructions = (uint64_t)v->valuedouble;
@@ -192,14 +347,22 @@ static cJSON *apply_params(run_args *a, const char *text)
     return p;
 }
 
-/* What one run flies. */
+/* What one run flies: a plan, or the task of A (the mission controller). */
 typedef struct flight {
-    const char *plan;
+    const char *plan; /* NULL for a task */
     size_t plan_len;
     const scene *scene;
     const char *scene_json; /* recorded with the mission (valid JSON), or NULL */
     int64_t replay_of;
+    store_replay *replies; /* replay: the recorded LLM replies, or NULL */
 } flight;
+
+/* The model a --task run asks (--model, else $ALOFT_MODEL), or NULL. */
+static const char *model_name(const run_args *a)
+{
+    const char *env = getenv("ALOFT_MODEL");
+    return !a->task ? NULL : a->model ? a->model : env && *env ? env : NULL;
+}
 
 /* Flies F in the simulator, recorded as a new mission (SPEC §12: every run
  * is recorded; a store that cannot be opened stops the run before it
@@ -212,7 +375,9 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     skill_registry *reg = cli_load_registry(&a->c);
     if (!reg) return CLI_FAIL;
     char *params = params_json(a);
-    store_mission_info info = {.drone = "sim",
+    store_mission_info info = {.task = a->task,
+                               .drone = "sim",
+                               .model = model_name(a),
                                .scene_json = f->scene_json,
                                .params_json = params,
                                .seed = (int64_t)a->seed,
@@ -236,23 +401,38 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
         return cli_fail(a->c.cmd, "%s", err);
     }
     runner_outcome out;
-    runner_opts ro = {
-        .reg = reg,
-        .world = &world,
-        .plan = f->plan,
-        .plan_len = f->plan_len,
-        .limits = cli_limits(&a->c),
-        .progress = a->quiet ? NULL : stderr,
-        .on_sandbox = set_cancel,
-        .outcome = &out,
-        .record = rec,
-    };
-    *doc = runner_run(&ro);
+    memset(&out, 0, sizeof out);
+    if (f->plan) {
+        runner_opts ro = {
+            .reg = reg,
+            .world = &world,
+            .plan = f->plan,
+            .plan_len = f->plan_len,
+            .limits = cli_limits(&a->c),
+            .progress = a->quiet ? NULL : stderr,
+            .on_sandbox = set_cancel,
+            .outcome = &out,
+            .record = rec,
+        };
+        *doc = runner_run(&ro);
+    } else {
+        *doc = run_task(a, reg, &world, rec, f->replies, &out, err, sizeof err);
+        if (!*doc) {
+            mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
+            mission_world_close(&world, true);
+            registry_free(reg);
+            return cli_fail(a->c.cmd, "%s", err);
+        }
+    }
     cJSON_AddNumberToObject(*doc, "mission_id", (double)*id);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
-    int rc = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*doc, "ok")) ? CLI_OK : CLI_FAIL;
-    if (mission_record_close(rec, mission_record_status(out.status),
-                             cJSON_IsString(e) ? e->valuestring : NULL,
+    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*doc, "ok"));
+    int rc = ok ? CLI_OK : CLI_FAIL;
+    /* The controller's last plan may have ended well after an earlier one
+     * failed for good: the report's "ok" decides. */
+    store_status status = ok ? STORE_OK : mission_record_status(out.status);
+    if (status == STORE_OK && !ok) status = STORE_FAILED;
+    if (mission_record_close(rec, status, cJSON_IsString(e) ? e->valuestring : NULL,
                              cJSON_GetObjectItemCaseSensitive(*doc, "result"), err, sizeof err)) {
         fprintf(stderr, "aloft %s: mission %lld not recorded to its end: %s\n", a->c.cmd,
                 (long long)*id, err);
@@ -273,6 +453,11 @@ static void print_report(const run_args *a, cJSON *doc)
     cJSON *logs = cJSON_GetObjectItemCaseSensitive(doc, "logs");
     for (const cJSON *l = logs ? logs->child : NULL; l; l = l->next)
         printf("%s\n", l->valuestring);
+    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
+    if (!ok && a->task && a->quiet) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+        if (cJSON_IsString(e)) fprintf(stderr, "aloft run: %s\n", e->valuestring);
+    }
     cJSON_Delete(doc);
 }
 
@@ -310,22 +495,19 @@ static int run_replay(run_args *a)
     int rc = CLI_FAIL;
     if (!r) {
         cli_fail(a->c.cmd, "%s", err);
-    } else if (store_replay_task(r)) {
-        /* extension: an LLM mission re-flies through the mission controller
-         * with its recorded replies (store_replay_next) as the LLM. */
-        cli_fail(a->c.cmd,
-                 "mission %lld was flown from a task: replaying it needs the mission "
-                 "controller",
-                 a->replay);
-    } else if (!store_replay_plan(r, 0)) {
+    } else if (!store_replay_task(r) && !store_replay_plan(r, 0)) {
         cli_fail(a->c.cmd, "mission %lld recorded no plan", a->replay);
     } else if (!(sc = recorded_scene(r, err, sizeof err))) {
         cli_fail(a->c.cmd, "%s", err);
     } else {
         if (!a->seed_set) a->seed = (unsigned long long)store_replay_seed(r);
         cJSON *params = apply_params(a, store_replay_params(r));
-        const char *plan = store_replay_plan(r, 0);
-        flight f = {plan, strlen(plan), sc, store_replay_scene(r), a->replay};
+        /* A task flies through the controller, with the recorded replies
+         * for an LLM; a --plan mission flies its plan. */
+        a->task = store_replay_task(r);
+        if (a->task && !a->model) a->model = store_replay_model(r);
+        const char *plan = a->task ? NULL : store_replay_plan(r, 0);
+        flight f = {plan, plan ? strlen(plan) : 0, sc, store_replay_scene(r), a->replay, r};
         cJSON *doc;
         int64_t id = 0;
         fly(a, &f, &doc, &id);
@@ -356,11 +538,9 @@ static int run_replay(run_args *a)
 
 int cmd_run(int argc, char **argv)
 {
-    run_args a = {.c = {.cmd = "run"}, .seed = 1};
+    run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
     int rc = parse_args(&a, argc, argv);
     if (rc >= 0) return rc;
-    /* extension: --task hands the text to the mission controller (LLM). */
-    if (a.task) return cli_fail(a.c.cmd, "--task needs the LLM mission controller (not built yet)");
     /* extension: --drone tello[:HOST] opens the Tello driver and wraps it
      * with mission_world_wrap (the scene, if any, gives the limits). */
     if (a.drone && strcmp(a.drone, "sim") != 0)
@@ -369,9 +549,12 @@ int cmd_run(int argc, char **argv)
     if (!a.c.scene) return cli_usage_error(a.c.cmd, "the simulator needs --scene FILE");
 
     char err[1024];
-    size_t len, scene_len;
-    char *plan = cli_read_input(a.plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
-    if (!plan) return cli_fail(a.c.cmd, "%s", err);
+    size_t len = 0, scene_len;
+    char *plan = NULL;
+    if (a.plan_path) {
+        plan = cli_read_input(a.plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
+        if (!plan) return cli_fail(a.c.cmd, "%s", err);
+    }
     scene *sc = malloc(sizeof *sc);
     char *scene_text = NULL;
     if (!sc || scene_load(sc, a.c.scene, err, sizeof err)) {
@@ -382,7 +565,7 @@ int cmd_run(int argc, char **argv)
     }
     /* The scene as the file says it, for replay (it parsed, so it is JSON). */
     scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
-    flight f = {plan, len, sc, scene_text, 0};
+    flight f = {plan, len, sc, scene_text, 0, NULL};
     cJSON *doc;
     int64_t id = 0;
     rc = fly(&a, &f, &doc, &id);

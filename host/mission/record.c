@@ -27,7 +27,6 @@ struct mission_record {
     open_call *open;
     int nopen;
     int64_t plan_llm; /* the exchange the next plan comes from, or 0 */
-    bool streaming;   /* a plan is streaming in, not recorded yet */
     char error[600];
 };
 
@@ -228,15 +227,9 @@ int64_t mission_record_llm(mission_record *r, const store_llm *x)
     return id;
 }
 
-void mission_record_plan_begin(mission_record *r)
-{
-    r->streaming = true;
-}
-
 int mission_record_plan(mission_record *r, const char *text, size_t len, bool ok,
                         const char *diagnostics)
 {
-    r->streaming = false;
     if (r->error[0]) return -1;
     char err[512];
     char *copy = strndup(text ? text : "", text ? len : 0);
@@ -250,8 +243,8 @@ int mission_record_plan(mission_record *r, const char *text, size_t len, bool ok
     return no;
 }
 
-void mission_record_statement(mission_record *r, double t_ms, int line, int col, const char *text,
-                              size_t len)
+void mission_record_statement(mission_record *r, double t_ms, int plan_no, int line, int col,
+                              const char *text, size_t len)
 {
     if (r->error[0]) return;
     char err[512];
@@ -260,8 +253,124 @@ void mission_record_statement(mission_record *r, double t_ms, int line, int col,
         fail(r, NULL, "out of memory");
         return;
     }
-    int plan = store_mission_plans(r->m) + (r->streaming ? 1 : 0);
-    if (store_record_statement(r->m, t_ms, plan, line, col, copy, err, sizeof err))
+    if (store_record_statement(r->m, t_ms, plan_no, line, col, copy, err, sizeof err))
         fail(r, NULL, err);
     free(copy);
+}
+
+/* ---- the mission controller ------------------------------------------------ */
+
+static store_llm_kind llm_kind(mission_llm_kind k)
+{
+    switch (k) {
+    case MISSION_LLM_RETRY: return STORE_LLM_RETRY;
+    case MISSION_LLM_REPLAN: return STORE_LLM_REPLAN;
+    case MISSION_LLM_PROBE: return STORE_LLM_PROBE;
+    default: return STORE_LLM_PLAN;
+    }
+}
+
+static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                        const llm_result *res)
+{
+    mission_record *r = ud;
+    cJSON *req = cJSON_CreateArray();
+    for (int i = 0; i < nmsgs; i++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", msgs[i].role ? msgs[i].role : "");
+        cJSON_AddStringToObject(m, "content", msgs[i].content ? msgs[i].content : "");
+        cJSON_AddItemToArray(req, m);
+    }
+    char *prompt = cJSON_PrintUnformatted(req);
+    cJSON_Delete(req);
+    char error[LLM_ERR_MAX + 64] = "";
+    if (res->status != LLM_OK)
+        snprintf(error, sizeof error, "%s: %s", llm_status_name(res->status), res->error);
+    double t = store_mission_elapsed_ms(r->m) - res->latency_ms;
+    store_llm x = {
+        .kind = llm_kind(kind),
+        .t_ms = t < 0 ? 0 : t, /* when the request was sent */
+        .prompt = prompt ? prompt : "",
+        .response = res->text ? res->text : "",
+        .latency_ms = res->latency_ms,
+        .ttft_ms = res->ttft_ms,
+        .prompt_tokens = res->usage_known ? res->prompt_tokens : -1,
+        .completion_tokens = res->usage_known ? res->completion_tokens : -1,
+        .error = error[0] ? error : NULL,
+    };
+    mission_record_llm(r, &x);
+    free(prompt);
+}
+
+static void observe_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
+{
+    (void)index; /* plans are recorded in order: number index + 1 */
+    mission_record_plan(ud, plan, len, diagnostics == NULL, diagnostics);
+}
+
+mission_observer mission_record_observer(mission_record *r)
+{
+    return (mission_observer){.llm_exchange = observe_llm, .plan = observe_plan, .ud = r};
+}
+
+/* "timeout: no reply" back into the status and the message. */
+static llm_status parse_error(const char *text, const char **msg)
+{
+    for (int st = LLM_E_CONFIG; st <= LLM_E_ABORTED; st++) {
+        const char *name = llm_status_name((llm_status)st);
+        size_t n = strlen(name);
+        if (strncmp(text, name, n) == 0 && text[n] == ':') {
+            *msg = text[n + 1] == ' ' ? text + n + 2 : text + n + 1;
+            return (llm_status)st;
+        }
+    }
+    *msg = text;
+    return LLM_E_SERVER;
+}
+
+static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const llm_request *req,
+                           llm_result *out)
+{
+    store_replay *rp = ud;
+    double t0 = skills_now_ms();
+    memset(out, 0, sizeof *out);
+    out->ttft_ms = -1;
+    const char *text = store_replay_next(rp, llm_kind(kind), out->error, sizeof out->error);
+    if (!text) {
+        out->status = LLM_E_PROTOCOL;
+        out->text = strdup("");
+        return -1;
+    }
+    out->text = strdup(text);
+    if (!out->text) {
+        out->status = LLM_E_PROTOCOL;
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return -1;
+    }
+    out->len = strlen(text);
+    snprintf(out->finish_reason, sizeof out->finish_reason, "stop");
+    out->attempts = 1;
+    if (req->on_delta && out->len) {
+        /* One delta with the whole reply: the controller runs statements as
+         * they complete either way, so the calls come out the same. */
+        out->ttft_ms = skills_now_ms() - t0;
+        if (req->on_delta(req->ud, out->text, out->len) != 0) {
+            out->status = LLM_E_ABORTED;
+            snprintf(out->error, sizeof out->error, "the reply was cut short by the mission");
+        }
+    }
+    (void)stream;
+    const char *error = store_replay_error(rp);
+    if (out->status == LLM_OK && error) {
+        const char *msg;
+        out->status = parse_error(error, &msg);
+        snprintf(out->error, sizeof out->error, "%s", msg);
+    }
+    out->latency_ms = skills_now_ms() - t0;
+    return out->status == LLM_OK ? 0 : -1;
+}
+
+mission_llm mission_record_replay_llm(store_replay *replay)
+{
+    return (mission_llm){.complete = replay_complete, .ud = replay};
 }

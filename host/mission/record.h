@@ -19,6 +19,7 @@
 #ifndef ALOFT_MISSION_RECORD_H
 #define ALOFT_MISSION_RECORD_H
 
+#include "mission/controller.h"
 #include "mission/runner.h"
 #include "skills/skills.h"
 #include "store/store.h"
@@ -69,20 +70,30 @@ void mission_record_skill_event(mission_record *r, skill_ctx *ctx, const skill_e
  * of kind plan, retry or replan as its source. Returns its id, or -1. */
 int64_t mission_record_llm(mission_record *r, const store_llm *x);
 
-/* Says that a plan is streaming in: statements recorded until
- * mission_record_plan belong to the plan that will be recorded next. */
-void mission_record_plan_begin(mission_record *r);
-
 /* Records a plan as received (LEN bytes of TEXT) with the checker's verdict
  * and diagnostics (or NULL). Returns its number in the mission, or -1. */
 int mission_record_plan(mission_record *r, const char *text, size_t len, bool ok,
                         const char *diagnostics);
 
-/* Records that the statement at LINE:COL (LEN bytes of TEXT) started at
- * T_MS (mission time; negative = now), belonging to the current plan (see
- * mission_record_plan_begin). */
-void mission_record_statement(mission_record *r, double t_ms, int line, int col, const char *text,
-                              size_t len);
+/* Records that the statement at LINE:COL (LEN bytes of TEXT) of plan
+ * PLAN_NO (1, 2, ... in the order plans are recorded; a streamed plan is
+ * recorded once it ended, after its first statements) started at T_MS
+ * (mission time; negative = now). */
+void mission_record_statement(mission_record *r, double t_ms, int plan_no, int line, int col,
+                              const char *text, size_t len);
+
+/* The mission controller's observer (controller.h) that records every LLM
+ * exchange (the request's messages as a JSON array, the reply, latency,
+ * usage, and "STATUS: message" when it failed) and every plan with the
+ * checker's verdict. R must outlive the mission. */
+mission_observer mission_record_observer(mission_record *r);
+
+/* An LLM source for the controller that answers from a recorded mission's
+ * replies (store_replay_next) instead of calling an LLM: streamed replies
+ * are handed to the delta callback, and a recorded failure fails again the
+ * same way. A request the record cannot answer (the re-flight took another
+ * path) fails with "replay diverged: ...". REPLAY must outlive the mission. */
+mission_llm mission_record_replay_llm(store_replay *replay);
 
 /* Maps a runner's outcome to the status a mission ends with. */
 store_status mission_record_status(runner_status st);

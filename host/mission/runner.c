@@ -150,43 +150,51 @@ void mission_world_close(mission_world *w, bool land)
 
 /* A statement (or block header) that started, not yet known to have run. */
 typedef struct pending_statement {
-    size_t off, len;
+    const char *text; /* in the plan text, which outlives the event */
+    size_t len;
     int line, col, depth;
     double sim_s, t_ms; /* when it started */
 } pending_statement;
 
 #define RUNNER_MAX_PENDING 32
 
-typedef struct run_state {
+struct runner_session {
     const runner_opts *o;
+    sandbox *sb;
     skill_ctx ctx;
-    double t0;
+    ms_exec *x;    /* the current plan's executor */
+    cJSON *result; /* the last plan's result, when it ran to its end */
+    double t0, exec_ms;
+    int plans; /* plans begun: the current one's number in the mission */
     /* Statements wait here until we know they ran: the first skill call
-     * made by the statement prints and records them (see execute). */
+     * made by the statement prints and records them (see
+     * runner_session_event). */
     pending_statement pending[RUNNER_MAX_PENDING];
     int npending;
-} run_state;
+};
 
-static void pending_add(run_state *rs, const ms_event *ev)
+static void pending_add(runner_session *rs, const ms_event *ev, const char *src)
 {
-    if ((!rs->o->progress && !rs->o->record) || rs->npending == RUNNER_MAX_PENDING) return;
+    const runner_opts *o = rs->o;
+    if ((!o->progress && !o->record) || rs->npending == RUNNER_MAX_PENDING) return;
     pending_statement *p = &rs->pending[rs->npending++];
-    p->off = ev->off, p->len = ev->len;
+    p->text = src + ev->off, p->len = ev->len;
     p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
-    p->sim_s = mission_world_sim_s(rs->o->world);
+    p->sim_s = mission_world_sim_s(o->world);
     p->t_ms = skills_now_ms() - rs->t0;
 }
 
-static void pending_flush(run_state *rs, bool ran)
+static void pending_flush(runner_session *rs, bool ran)
 {
     const runner_opts *o = rs->o;
     for (int i = 0; ran && i < rs->npending; i++) {
         const pending_statement *p = &rs->pending[i];
         if (o->record)
-            mission_record_statement(o->record, p->t_ms, p->line, p->col, o->plan + p->off, p->len);
+            mission_record_statement(o->record, p->t_ms, rs->plans, p->line, p->col, p->text,
+                                     p->len);
         if (o->progress)
             fprintf(o->progress, "[%7.2fs] %*s> %.*s\n", p->sim_s, 2 * p->depth, "",
-                    (int)(p->len > 400 ? 400 : p->len), o->plan + p->off);
+                    (int)(p->len > 400 ? 400 : p->len), p->text);
     }
     if (ran && rs->npending && o->progress) fflush(o->progress);
     rs->npending = 0;
@@ -208,9 +216,10 @@ static void print_value(FILE *f, const cJSON *v)
 
 /* "[  1.20s] turn_cw(45) -> True", indented by call depth. High-level skills
  * are announced when they start, since they run for a while. */
-static void print_event(run_state *rs, const skill_event *ev)
+static void print_event(runner_session *rs, const skill_event *ev)
 {
     FILE *f = rs->o->progress;
+    if (!f) return;
     bool high = ev->skill->level == SKILL_HIGH;
     if (ev->kind == SKILL_EVENT_VIOLATION || (ev->kind == SKILL_EVENT_CALL && !high)) return;
     fprintf(f, "[%7.2fs] %*s%s(", mission_world_sim_s(rs->o->world), 2 * ev->depth, "",
@@ -231,13 +240,14 @@ static void print_event(run_state *rs, const skill_event *ev)
 }
 
 /* The skill hook: the statements that led here, then the event, recorded
- * before it is shown, so progress never shows what is not on disk. */
+ * before progress shows it, so progress never shows what is not on disk. */
 static void on_event(void *ud, const skill_event *ev)
 {
-    run_state *rs = ud;
+    runner_session *rs = ud;
     pending_flush(rs, true);
     if (rs->o->record) mission_record_skill_event(rs->o->record, &rs->ctx, ev);
-    if (rs->o->progress) print_event(rs, ev);
+    print_event(rs, ev);
+    if (rs->o->on_skill_event) rs->o->on_skill_event(rs->o->on_skill_event_ud, ev);
 }
 
 /* ---- the report ------------------------------------------------------------ */
@@ -272,7 +282,7 @@ static cJSON *lua_to_json(lua_State *L, int idx)
     }
 }
 
-static cJSON *report_new(const runner_opts *o)
+cJSON *runner_report_new(const char *plan, size_t len)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddBoolToObject(doc, "ok", false);
@@ -283,10 +293,12 @@ static cJSON *report_new(const runner_opts *o)
     cJSON_AddItemToObject(doc, "calls", cJSON_CreateArray());
     cJSON_AddItemToObject(doc, "violations", cJSON_CreateArray());
     cJSON *plans = cJSON_AddArrayToObject(doc, "plans");
-    char *text = strndup(o->plan ? o->plan : "", o->plan_len);
-    cJSON_AddItemToArray(plans, cJSON_CreateString(text ? text : ""));
-    free(text);
-    cJSON_AddNumberToObject(doc, "tries", 1);
+    if (plan) {
+        char *text = strndup(plan, len);
+        cJSON_AddItemToArray(plans, cJSON_CreateString(text ? text : ""));
+        free(text);
+    }
+    cJSON_AddNumberToObject(doc, "tries", plan ? 1 : 0);
     cJSON_AddNumberToObject(doc, "replans", 0);
     cJSON_AddNumberToObject(doc, "llm_calls", 0);
     cJSON_AddNumberToObject(doc, "plan_ms", 0);
@@ -299,12 +311,12 @@ static cJSON *report_new(const runner_opts *o)
     return doc;
 }
 
-static void report_set(cJSON *doc, const char *key, cJSON *value)
+void runner_report_set(cJSON *doc, const char *key, cJSON *value)
 {
     cJSON_ReplaceItemInObjectCaseSensitive(doc, key, value);
 }
 
-static void report_pose(cJSON *doc, mission_world *w)
+void runner_report_pose(cJSON *doc, mission_world *w)
 {
     drone_pose p = mission_world_pose(w);
     cJSON *pose = cJSON_CreateObject();
@@ -312,50 +324,193 @@ static void report_pose(cJSON *doc, mission_world *w)
     cJSON_AddNumberToObject(pose, "y", round(p.y * 10) / 10);
     cJSON_AddNumberToObject(pose, "z", round(p.z * 10) / 10);
     cJSON_AddNumberToObject(pose, "yaw", fmod(round(p.yaw * 10) / 10, 360));
-    report_set(doc, "pose", pose);
+    runner_report_set(doc, "pose", pose);
 }
 
-/* Compiles the plan; on failure puts the diagnostics into the report. */
-static char *compile(const runner_opts *o, cJSON *doc)
+/* Checks the plan; on failure puts the diagnostics into the report. */
+static bool check(const runner_opts *o, cJSON *doc)
 {
     ms_options mo = {o->max_loop, 0};
     ms_result r;
     memset(&r, 0, sizeof r);
-    char *lua = NULL;
-    if (minispec_compile(o->reg, o->plan, o->plan_len, &mo, &r) == 0 && r.ok && r.lua) {
-        lua = r.lua;
-        r.lua = NULL;
-    } else {
+    bool ok = minispec_compile(o->reg, o->plan, o->plan_len, &mo, &r) == 0 && r.ok;
+    if (!ok) {
         char msg[2048] = "";
         size_t used = 0;
         for (int i = 0; i < r.ndiags && used < sizeof msg - 1; i++)
             used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%d:%d: %s", i ? "; " : "",
                                      r.diags[i].line, r.diags[i].col, r.diags[i].message);
         if (!msg[0]) snprintf(msg, sizeof msg, "the plan does not compile");
-        report_set(doc, "error", cJSON_CreateString(msg));
+        runner_report_set(doc, "error", cJSON_CreateString(msg));
         if (o->progress) fprintf(o->progress, "plan rejected: %s\n", msg);
         if (o->record) mission_record_plan(o->record, o->plan, o->plan_len, false, msg);
+    } else if (o->record) {
+        mission_record_plan(o->record, o->plan, o->plan_len, true, NULL);
     }
-    if (lua && o->record) mission_record_plan(o->record, o->plan, o->plan_len, true, NULL);
     ms_result_free(&r);
-    return lua;
+    return ok;
 }
 
-/* Runs the (already checked) plan statement by statement through the
- * MiniSpec stream executor, which behaves exactly like the whole-plan chunk
- * but lets progress show each statement as it starts. A statement's line is
- * printed at its first skill call, or after it ran if it called none, so
- * statements in blocks that were skipped never show. Leaves the plan's
- * result on the stack when it returns SANDBOX_OK. */
-static sandbox_status execute(run_state *rs, sandbox *sb, char *err, size_t errlen)
+/* ---- sessions --------------------------------------------------------------- */
+
+runner_session *runner_session_open(const runner_opts *o, char *err, size_t errlen)
 {
-    const runner_opts *o = rs->o;
+    runner_session *rs = calloc(1, sizeof *rs);
+    if (!rs) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    rs->o = o;
+    rs->t0 = o->t0_ms > 0 ? o->t0_ms
+             : o->record  ? mission_record_t0_ms(o->record)
+                          : skills_now_ms();
+    rs->sb = sandbox_new(&o->limits, err, errlen);
+    if (!rs->sb) {
+        free(rs);
+        return NULL;
+    }
+    skill_ctx *ctx = &rs->ctx;
+    ctx->reg = o->reg;
+    ctx->sb = rs->sb;
+    ctx->t0_ms = rs->t0;
+    ctx->probe = o->probe;
+    ctx->probe_ud = o->probe_ud;
+    ctx->on_event = on_event;
+    ctx->event_ud = rs;
+    mission_world_attach(o->world, ctx);
+    if (skills_bind(ctx, err, errlen)) {
+        skills_release(ctx);
+        sandbox_free(rs->sb);
+        free(rs);
+        return NULL;
+    }
+    if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, rs->sb);
+    return rs;
+}
+
+sandbox *runner_session_sandbox(runner_session *s)
+{
+    return s->sb;
+}
+
+skill_ctx *runner_session_ctx(runner_session *s)
+{
+    return &s->ctx;
+}
+
+int runner_session_begin(runner_session *s)
+{
+    ms_exec_free(s->x);
+    s->x = ms_exec_new(s->sb);
+    s->ctx.replan = false;
+    s->ctx.replan_reason[0] = '\0';
+    s->npending = 0;
+    s->plans++;
+    return s->x ? 0 : -1;
+}
+
+/* Runs the plan statement by statement through the MiniSpec stream
+ * executor, which behaves exactly like the whole-plan chunk but lets
+ * progress show each statement as it starts. A statement's line is printed
+ * at its first skill call, or after it ran if it called none, so statements
+ * in blocks that were skipped never show. */
+sandbox_status runner_session_event(runner_session *s, const ms_event *ev, const char *src,
+                                    bool *ran, char *err, size_t errlen)
+{
+    if (ran) *ran = false;
+    if (!s->x) {
+        snprintf(err, errlen, "no plan was begun");
+        return SANDBOX_ERROR;
+    }
+    if (ms_exec_finished(s->x)) return SANDBOX_OK;
+    ms_event_kind k = ev->kind;
+    if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(s, ev, src);
+    int before = ms_exec_statements_run(s->x);
+    double t = skills_now_ms();
+    sandbox_status st = ms_exec_event(s->x, ev, err, errlen);
+    s->exec_ms += skills_now_ms() - t;
+    bool did = ms_exec_statements_run(s->x) > before;
+    if (ran) *ran = did;
+    if (k == MS_EV_STATEMENT) pending_flush(s, did);
+    if (k == MS_EV_BLOCK_END) pending_flush(s, false);
+    return st;
+}
+
+bool runner_session_finished(const runner_session *s)
+{
+    return !s->x || ms_exec_finished(s->x);
+}
+
+void runner_session_end(runner_session *s, sandbox_status st, const char *err, runner_outcome *out)
+{
+    pending_flush(s, false);
+    cJSON_Delete(s->result);
+    s->result = NULL;
+    if (st == SANDBOX_OK && s->x) {
+        lua_State *L = sandbox_lua(s->sb);
+        ms_exec_push_result(s->x);
+        s->result = lua_to_json(L, -1);
+        lua_pop(L, 1);
+    }
+    s->o->world->drone->ops->hover(s->o->world->drone);
+    memset(out, 0, sizeof *out);
+    out->sandbox = st;
+    out->status = st == SANDBOX_OK          ? RUNNER_OK
+                  : st == SANDBOX_CANCELLED ? RUNNER_CANCELLED
+                                            : RUNNER_FAILED;
+    if (s->o->record && mission_record_error(s->o->record)) {
+        /* The store failed and stopped the plan: say so, not "cancelled". */
+        snprintf(out->reason, sizeof out->reason, "%s", mission_record_error(s->o->record));
+        out->status = RUNNER_FAILED;
+    } else if (st == SANDBOX_OK && s->ctx.replan) {
+        snprintf(out->reason, sizeof out->reason, "replan requested: %s", s->ctx.replan_reason);
+        out->status = RUNNER_REPLAN;
+    } else if (st != SANDBOX_OK) {
+        snprintf(out->reason, sizeof out->reason, "%s",
+                 err && err[0] ? err : sandbox_status_name(st));
+    }
+    out->violations = cJSON_GetArraySize(s->ctx.violations);
+}
+
+void runner_session_close(runner_session *s, cJSON *doc, bool ok)
+{
+    skill_ctx *ctx = &s->ctx;
+    if (s->o->on_sandbox) s->o->on_sandbox(s->o->on_sandbox_ud, NULL);
+    if (ok) {
+        runner_report_set(doc, "ok", cJSON_CreateTrue());
+        runner_report_set(doc, "result", s->result ? s->result : cJSON_CreateNull());
+        s->result = NULL;
+    }
+    runner_report_set(doc, "logs", runner_output_lines(s->sb));
+    runner_report_pose(doc, s->o->world);
+    runner_report_set(doc, "calls", ctx->calls ? ctx->calls : cJSON_CreateArray());
+    runner_report_set(doc, "violations", ctx->violations ? ctx->violations : cJSON_CreateArray());
+    ctx->calls = ctx->violations = NULL;
+    if (ctx->first_action_ms >= 0)
+        runner_report_set(doc, "first_action_ms", cJSON_CreateNumber(ctx->first_action_ms));
+    runner_report_set(doc, "exec_ms", cJSON_CreateNumber(s->exec_ms));
+    runner_report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - s->t0));
+    cJSON_Delete(s->result);
+    ms_exec_free(s->x);
+    skills_release(ctx);
+    sandbox_free(s->sb);
+    free(s);
+}
+
+/* ---- one plan --------------------------------------------------------------- */
+
+static void finish_error(cJSON *doc, const char *msg, const runner_opts *o)
+{
+    runner_report_set(doc, "error", cJSON_CreateString(msg));
+    if (o->progress) fprintf(o->progress, "mission failed: %s\n", msg);
+}
+
+static sandbox_status execute(runner_session *s, const runner_opts *o, char *err, size_t errlen)
+{
     ms_options mo = {o->max_loop, 0};
     ms_stream *ps = ms_stream_new(o->reg, &mo);
-    ms_exec *x = ms_exec_new(sb);
-    if (!ps || !x) {
+    if (!ps || runner_session_begin(s)) {
         ms_stream_free(ps);
-        ms_exec_free(x);
         snprintf(err, errlen, "out of memory");
         return SANDBOX_ERROR;
     }
@@ -364,25 +519,11 @@ static sandbox_status execute(run_state *rs, sandbox *sb, char *err, size_t errl
     sandbox_status st = SANDBOX_OK;
     ms_event ev;
     ms_event_kind k;
-    while (st == SANDBOX_OK && !ms_exec_finished(x) &&
-           (k = ms_stream_next(ps, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
-        if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(rs, &ev);
-        int before = ms_exec_statements_run(x);
-        st = ms_exec_event(x, &ev, err, errlen);
-        if (k == MS_EV_STATEMENT) pending_flush(rs, ms_exec_statements_run(x) > before);
-        if (k == MS_EV_BLOCK_END) pending_flush(rs, false);
-    }
-    pending_flush(rs, false);
-    if (st == SANDBOX_OK) ms_exec_push_result(x);
-    ms_exec_free(x);
+    while (st == SANDBOX_OK && !runner_session_finished(s) &&
+           (k = ms_stream_next(ps, &ev)) != MS_EV_NONE && k != MS_EV_DONE)
+        st = runner_session_event(s, &ev, o->plan, NULL, err, errlen);
     ms_stream_free(ps);
     return st;
-}
-
-static void finish_error(cJSON *doc, const char *msg, const runner_opts *o)
-{
-    report_set(doc, "error", cJSON_CreateString(msg));
-    if (o->progress) fprintf(o->progress, "mission failed: %s\n", msg);
 }
 
 cJSON *runner_run(const runner_opts *o)
@@ -390,102 +531,45 @@ cJSON *runner_run(const runner_opts *o)
     double t0 = o->t0_ms > 0 ? o->t0_ms
                 : o->record  ? mission_record_t0_ms(o->record)
                              : skills_now_ms();
-    cJSON *doc = report_new(o);
+    cJSON *doc = runner_report_new(o->plan ? o->plan : "", o->plan_len);
     runner_outcome none;
     runner_outcome *out = o->outcome ? o->outcome : &none;
     memset(out, 0, sizeof *out);
-    char *lua = compile(o, doc);
-    if (!lua) {
+    if (!check(o, doc)) {
         out->status = RUNNER_REJECTED;
         out->sandbox = SANDBOX_ERROR;
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
         snprintf(out->reason, sizeof out->reason, "%s", cJSON_IsString(e) ? e->valuestring : "");
-        report_pose(doc, o->world);
-        report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - t0));
+        runner_report_pose(doc, o->world);
+        runner_report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - t0));
         return doc;
     }
     char err[1024] = "";
-    sandbox *sb = sandbox_new(&o->limits, err, sizeof err);
-    if (!sb) {
-        free(lua);
+    runner_opts oo = *o;
+    oo.t0_ms = t0;
+    runner_session *s = runner_session_open(&oo, err, sizeof err);
+    if (!s) {
         finish_error(doc, err, o);
         out->status = RUNNER_FAILED;
         out->sandbox = SANDBOX_ERROR;
         snprintf(out->reason, sizeof out->reason, "%s", err);
         return doc;
     }
-    run_state rs;
-    memset(&rs, 0, sizeof rs);
-    rs.o = o;
-    rs.t0 = t0;
-    skill_ctx *ctx = &rs.ctx;
-    ctx->reg = o->reg;
-    ctx->sb = sb;
-    ctx->t0_ms = t0;
-    ctx->probe = o->probe;
-    ctx->probe_ud = o->probe_ud;
-    ctx->on_event = on_event;
-    ctx->event_ud = &rs;
-    mission_world_attach(o->world, ctx);
-
-    double exec0 = skills_now_ms();
-    sandbox_status st = SANDBOX_ERROR;
-    if (skills_bind(ctx, err, sizeof err) == 0) {
-        if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, sb);
-        exec0 = skills_now_ms();
-        st = execute(&rs, sb, err, sizeof err);
-        if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, NULL);
-        if (st == SANDBOX_OK) {
-            lua_State *L = sandbox_lua(sb);
-            report_set(doc, "result", lua_to_json(L, -1));
-            lua_pop(L, 1);
-        }
-    }
-    double exec_ms = skills_now_ms() - exec0;
-    o->world->drone->ops->hover(o->world->drone);
-
-    out->sandbox = st;
-    out->status = st == SANDBOX_OK          ? RUNNER_OK
-                  : st == SANDBOX_CANCELLED ? RUNNER_CANCELLED
-                                            : RUNNER_FAILED;
-    if (o->record && mission_record_error(o->record)) {
-        /* The store failed and stopped the plan: say so, not "cancelled". */
-        snprintf(err, sizeof err, "%s", mission_record_error(o->record));
-        st = SANDBOX_ERROR;
-        out->status = RUNNER_FAILED;
-    } else if (st == SANDBOX_OK && ctx->replan) {
-        snprintf(err, sizeof err, "replan requested: %s", ctx->replan_reason);
-        st = SANDBOX_ERROR;
-        out->status = RUNNER_REPLAN;
-    }
-    if (st != SANDBOX_OK)
-        snprintf(out->reason, sizeof out->reason, "%s", err[0] ? err : sandbox_status_name(st));
-    out->violations = cJSON_GetArraySize(ctx->violations);
-    if (st == SANDBOX_OK) {
-        report_set(doc, "ok", cJSON_CreateTrue());
+    sandbox_status st = execute(s, &oo, err, sizeof err);
+    runner_session_end(s, st, err, out);
+    bool ok = out->status == RUNNER_OK;
+    if (ok) {
         if (o->progress) {
             fprintf(o->progress, "[%7.2fs] done", mission_world_sim_s(o->world));
-            cJSON *res = cJSON_GetObjectItemCaseSensitive(doc, "result");
-            if (!cJSON_IsNull(res)) {
+            if (s->result && !cJSON_IsNull(s->result)) {
                 fputs(", result ", o->progress);
-                print_value(o->progress, res);
+                print_value(o->progress, s->result);
             }
             fputc('\n', o->progress);
         }
     } else {
-        finish_error(doc, err[0] ? err : sandbox_status_name(st), o);
+        finish_error(doc, out->reason, o);
     }
-    report_set(doc, "logs", runner_output_lines(sb));
-    report_pose(doc, o->world);
-    report_set(doc, "calls", ctx->calls);
-    report_set(doc, "violations", ctx->violations);
-    ctx->calls = ctx->violations = NULL;
-    if (ctx->first_action_ms >= 0)
-        report_set(doc, "first_action_ms", cJSON_CreateNumber(ctx->first_action_ms));
-    report_set(doc, "exec_ms", cJSON_CreateNumber(exec_ms));
-    report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - t0));
-    skills_release(ctx);
-    sandbox_free(sb);
-    free(lua);
+    runner_session_close(s, doc, ok);
     return doc;
 }

@@ -12,6 +12,7 @@
 #include "drone/drone.h"
 #include "drone/scene.h"
 #include "drone/sim.h"
+#include "minispec/stream.h"
 #include "sandbox/sandbox.h"
 #include "skills/skills.h"
 
@@ -91,13 +92,18 @@ typedef struct runner_opts {
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
     runner_outcome *outcome; /* filled when not NULL */
-    /* The store's recorder (mission/record.h): the plan, its statements and
-     * every skill call and violation are recorded as they happen; NULL =
-     * not recorded. */
-    struct mission_record *record;
-    /* Mission start on the skills_now_ms() clock, which call times and
-     * first_action_ms count from; 0 = the recorder's start, or now. */
+    /* Every skill event, after the progress line; may be NULL (the mission
+     * controller hooks in here). */
+    void (*on_skill_event)(void *ud, const skill_event *ev);
+    void *on_skill_event_ud;
+    /* Mission start (skills_now_ms), which call times and first_action_ms
+     * count from; 0 = the recorder's start, or when the run starts. */
     double t0_ms;
+    /* The store's recorder (mission/record.h): the plan (runner_run), the
+     * statements that ran and every skill call and violation are recorded
+     * as they happen, each before progress shows it; NULL = not recorded.
+     * Passed on through the mission controller's sessions. */
+    struct mission_record *record;
 } runner_opts;
 
 /* Compiles and runs the plan. Always returns the SPEC §2 `run --json`
@@ -107,5 +113,61 @@ cJSON *runner_run(const runner_opts *o);
 
 /* The lines of the sandbox output as a JSON array (for "logs"). */
 cJSON *runner_output_lines(const sandbox *sb);
+
+/* ---- sessions: the pieces runner_run is made of --------------------------
+ *
+ * A session is one mission's sandbox with the skills bound, on O's world:
+ * budgets (instructions, memory, wall clock, output) are per mission, so the
+ * mission controller runs every plan of a mission (tries, replans) in one
+ * session, feeding each plan's stream events as they arrive.
+ *
+ *   s = runner_session_open(o, err, n)
+ *   for each plan:  runner_session_begin(s)
+ *                   runner_session_event(s, &ev, plan_text, ...)  per event
+ *                   runner_session_end(s, st, err, &outcome)
+ *   doc = runner_report_new(NULL, 0); runner_session_close(s, doc)
+ */
+typedef struct runner_session runner_session;
+
+/* Creates the sandbox, binds the skills (with O's probe and hooks) and calls
+ * O->on_sandbox with it. O must outlive the session. NULL with a message. */
+runner_session *runner_session_open(const runner_opts *o, char *err, size_t errlen);
+
+/* The session's sandbox and skill context (for cancel and counters). */
+sandbox *runner_session_sandbox(runner_session *s);
+skill_ctx *runner_session_ctx(runner_session *s);
+
+/* Starts a new plan: a fresh variable table, the replan flag cleared.
+ * Returns 0, or -1 when memory ran out. */
+int runner_session_begin(runner_session *s);
+
+/* Runs one stream event of the current plan (see minispec/stream_exec.h);
+ * SRC is the plan text the event's offsets point into (for progress).
+ * *RAN (may be NULL) tells whether the event ran a statement or condition. */
+sandbox_status runner_session_event(runner_session *s, const ms_event *ev, const char *src,
+                                    bool *ran, char *err, size_t errlen);
+
+/* True once the current plan ended (`->`, rp or a failure). */
+bool runner_session_finished(const runner_session *s);
+
+/* Ends the current plan that ran with status ST (ERR its message): hovers,
+ * fills OUT (the replan flag turns OK into RUNNER_REPLAN) and keeps the
+ * plan's result for the report. */
+void runner_session_end(runner_session *s, sandbox_status st, const char *err, runner_outcome *out);
+
+/* Fills DOC (from runner_report_new) with what the session did: ok/result of
+ * the last plan when OK, logs, pose, calls, violations, first_action_ms,
+ * exec_ms and total_ms; calls O->on_sandbox with NULL and frees the session. */
+void runner_session_close(runner_session *s, cJSON *doc, bool ok);
+
+/* A SPEC §2 report with every field at its empty value; PLAN (may be NULL)
+ * becomes the single entry of "plans". */
+cJSON *runner_report_new(const char *plan, size_t len);
+
+/* Replaces DOC's field KEY with VALUE (taking it). */
+void runner_report_set(cJSON *doc, const char *key, cJSON *value);
+
+/* The current pose into DOC's "pose". */
+void runner_report_pose(cJSON *doc, mission_world *w);
 
 #endif

@@ -235,8 +235,10 @@ cJSON *store_mission_json(store *s, int64_t id, char *err, size_t errlen);
 
 /* ---- replay ------------------------------------------------------------- */
 
-/* The recorded LLM replies of a mission, in the order they were received,
- * to answer a re-flown mission's LLM requests without calling an LLM. */
+/* The recorded LLM replies of a mission, in the order their requests were
+ * sent (a probe asked while a streamed plan was arriving comes after that
+ * plan's request, though its exchange ended first), to answer a re-flown
+ * mission's LLM requests without calling an LLM. */
 typedef struct store_replay store_replay;
 
 /* Loads the replies of mission ID. Returns NULL with a message if the
@@ -270,6 +272,10 @@ const char *store_replay_plan(const store_replay *r, int i);
  * when the replay has diverged: no reply is left, or the recorded one
  * answered a different kind of request. */
 const char *store_replay_next(store_replay *r, store_llm_kind kind, char *err, size_t errlen);
+
+/* How the exchange of the reply last returned by store_replay_next failed
+ * (its recorded error), or NULL if it did not. Owned by R. */
+const char *store_replay_error(const store_replay *r);
 
 void store_replay_free(store_replay *r);
 

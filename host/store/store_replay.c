@@ -14,6 +14,7 @@
 typedef struct replay_reply {
     store_llm_kind kind;
     char *text;
+    char *error; /* how the exchange failed, or NULL */
 } replay_reply;
 
 struct store_replay {
@@ -81,8 +82,8 @@ static int load(store *s, void *ud, char *err, size_t errlen)
     if (rc != SQLITE_ROW) return store_db_error(s, "cannot read the mission", err, errlen);
 
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT kind, response FROM llm_exchanges WHERE mission_id = ?"
-                           " ORDER BY seq",
+                           "SELECT kind, response, error FROM llm_exchanges"
+                           " WHERE mission_id = ? ORDER BY t_ms, seq",
                            -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, "cannot read LLM replies", err, errlen);
     sqlite3_bind_int64(st, 1, r->mission);
@@ -100,6 +101,7 @@ static int load(store *s, void *ud, char *err, size_t errlen)
         replay_reply *rep = &r->replies[r->n++];
         rep->kind = (store_llm_kind)store_llm_kind_parse((const char *)sqlite3_column_text(st, 0));
         rep->text = dup_column(st, 1);
+        rep->error = dup_column(st, 2);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_db_error(s, "cannot read LLM replies", err, errlen);
@@ -188,11 +190,18 @@ const char *store_replay_next(store_replay *r, store_llm_kind kind, char *err, s
     return rep->text ? rep->text : "";
 }
 
+const char *store_replay_error(const store_replay *r)
+{
+    return r->next > 0 ? r->replies[r->next - 1].error : NULL;
+}
+
 void store_replay_free(store_replay *r)
 {
     if (!r) return;
-    for (int i = 0; i < r->n; i++)
+    for (int i = 0; i < r->n; i++) {
         free(r->replies[i].text);
+        free(r->replies[i].error);
+    }
     free(r->replies);
     for (int i = 0; i < r->nplans; i++)
         free(r->plans[i]);

@@ -1,0 +1,543 @@
+/*
+ * The mission controller: plans from the LLM, run while they stream in, with
+ * bounded retries and replans. See controller.h.
+ */
+#include "mission/controller.h"
+
+#include "llm/plan_text.h"
+#include "minispec/minispec.h"
+#include "minispec/stream.h"
+#include "vision/objects.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the default LLM source ------------------------------------------------- */
+
+static int default_complete(void *ud, mission_llm_kind kind, bool stream, const llm_request *req,
+                            llm_result *out)
+{
+    (void)kind;
+    llm_config cfg = *(const llm_config *)ud;
+    cfg.stream = stream;
+    return llm_call(&cfg, req, out);
+}
+
+mission_llm mission_llm_default(const llm_config *cfg)
+{
+    mission_llm l = {default_complete, (void *)cfg};
+    return l;
+}
+
+const char *mission_llm_kind_name(mission_llm_kind kind)
+{
+    switch (kind) {
+    case MISSION_LLM_PLAN: return "plan";
+    case MISSION_LLM_RETRY: return "retry";
+    case MISSION_LLM_REPLAN: return "replan";
+    case MISSION_LLM_PROBE: return "probe";
+    }
+    return "?";
+}
+
+void mission_opts_defaults(mission_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->stream = true;
+    o->max_tries = 3;
+    o->max_replans = 3;
+}
+
+/* ---- growing text ------------------------------------------------------------ */
+
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text;
+
+static int text_add(text *t, const char *s, size_t len)
+{
+    if (t->len + len + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + len + 1)
+            cap *= 2;
+        char *p = realloc(t->s, cap);
+        if (!p) return -1;
+        t->s = p;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, s, len);
+    t->len += len;
+    t->s[t->len] = '\0';
+    return 0;
+}
+
+static void text_clear(text *t)
+{
+    t->len = 0;
+    if (t->s) t->s[0] = '\0';
+}
+
+static const char *text_str(const text *t)
+{
+    return t->s ? t->s : "";
+}
+
+/* ---- the mission ------------------------------------------------------------- */
+
+/* How one plan ended. */
+typedef enum plan_end {
+    PLAN_DONE,      /* ran to its end */
+    PLAN_REJECTED,  /* failed the checker, or no plan in the reply: retry */
+    PLAN_REPLAN,    /* rp, a failed skill or a refusal: replan */
+    PLAN_FATAL,     /* a limit, or the LLM failed: the mission ends */
+    PLAN_CANCELLED, /* cancelled */
+} plan_end;
+
+/* Why the delta callback stopped the transfer. */
+typedef enum stop_kind { STOP_NONE = 0, STOP_SYNTAX, STOP_EXEC, STOP_REFUSED, STOP_END } stop_kind;
+
+typedef struct mission {
+    const mission_opts *o;
+    runner_opts ro; /* o->run with the controller's hooks */
+    runner_session *s;
+    skill_ctx *ctx;
+    mission_stats stats;
+
+    /* Counters for the report. */
+    cJSON *plans;
+    int tries, replans, llm_calls;
+    double plan_ms;
+    long prompt_tokens, completion_tokens;
+
+    /* The plan being received and run. */
+    int index; /* its index in plans */
+    text plan; /* cleaned plan text so far */
+    text executed;
+    text diag;
+    plan_stream cleaner;
+    ms_stream *ps;
+    stop_kind stop;
+    sandbox_status st;
+    char err[1024];
+    int violations0; /* violations recorded before this plan */
+
+    /* Overhead measurement: when the current delta arrived, and whether the
+     * first skill call since then is still to come. */
+    double t_delta;
+    bool await_call;
+} mission;
+
+static bool cancelled(const mission *m)
+{
+    return m->o->cancel && atomic_load(m->o->cancel);
+}
+
+static void progress(const mission *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const mission *m, const char *fmt, ...)
+{
+    FILE *f = m->o->run.progress;
+    if (!f) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fflush(f);
+}
+
+/* The scene description of what the camera sees now (SPEC §11). */
+static char *scene_now(mission *m)
+{
+    vision_object objs[VISION_MAX_OBJECTS];
+    char err[256];
+    int n = m->ctx->observe
+                ? m->ctx->observe(m->ctx->observe_ud, objs, VISION_MAX_OBJECTS, err, sizeof err)
+                : 0;
+    if (n < 0) n = 0;
+    size_t need = vision_describe(objs, n, NULL, 0) + 1;
+    char *out = malloc(need);
+    if (out) vision_describe(objs, n, out, need);
+    return out;
+}
+
+/* One request to the LLM, counted and shown to the observer. */
+static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs *pm,
+               llm_delta_fn on_delta, llm_result *res)
+{
+    llm_message msgs[2];
+    int n = prompt_msgs_to_llm(pm, msgs);
+    llm_request req = {msgs, n, on_delta, m, m->o->cancel};
+    memset(res, 0, sizeof *res);
+    int rc = m->o->llm.complete(m->o->llm.ud, kind, stream, &req, res);
+    m->llm_calls++;
+    m->plan_ms += res->latency_ms;
+    m->prompt_tokens += res->prompt_tokens;
+    m->completion_tokens += res->completion_tokens;
+    if (m->o->obs.llm_exchange) m->o->obs.llm_exchange(m->o->obs.ud, kind, msgs, n, res);
+    return rc;
+}
+
+/* probe: the question and the latest scene to the LLM, not streamed. */
+static int probe(void *ud, const char *question, char *out, size_t outlen, char *err, size_t errlen)
+{
+    mission *m = ud;
+    char *scene = scene_now(m);
+    prompt_msgs pm = {0};
+    if (prompt_probe(m->o->prompts, question, scene, &pm, err, errlen)) {
+        free(scene);
+        return -1;
+    }
+    free(scene);
+    llm_result res;
+    int rc = ask(m, MISSION_LLM_PROBE, false, &pm, NULL, &res);
+    prompt_msgs_free(&pm);
+    if (rc) {
+        snprintf(err, errlen, "the LLM did not answer: %s", res.error);
+        llm_result_free(&res);
+        return -1;
+    }
+    const char *a = res.text ? res.text : "";
+    size_t len = res.len;
+    while (len && isspace((unsigned char)*a))
+        a++, len--;
+    while (len && isspace((unsigned char)a[len - 1]))
+        len--;
+    snprintf(out, outlen, "%.*s", (int)len, a);
+    progress(m, "probe: %s -> %s\n", question, out);
+    llm_result_free(&res);
+    return 0;
+}
+
+static void on_skill_event(void *ud, const skill_event *ev)
+{
+    mission *m = ud;
+    if (ev->kind == SKILL_EVENT_CALL && m->await_call) {
+        double us = (skills_now_ms() - m->t_delta) * 1000;
+        m->await_call = false;
+        if (m->stats.overhead_n == 0) m->stats.overhead_first_us = us;
+        m->stats.overhead_n++;
+        m->stats.overhead_sum_us += us;
+        if (us > m->stats.overhead_max_us) m->stats.overhead_max_us = us;
+    }
+    if (m->o->run.on_skill_event) m->o->run.on_skill_event(m->o->run.on_skill_event_ud, ev);
+}
+
+/* ---- running a plan as it arrives ----------------------------------------- */
+
+static void set_diag(mission *m, const ms_diag *d)
+{
+    char line[400];
+    int n = snprintf(line, sizeof line, "%d:%d: %s\n", d->line, d->col, d->message);
+    text_add(&m->diag, line, (size_t)n);
+}
+
+/* Runs every event the parser can report from the text so far. Returns
+ * non-zero once the plan must stop (m->stop says why). */
+static int drain(mission *m)
+{
+    ms_event ev;
+    ms_event_kind k;
+    while (!m->stop && (k = ms_stream_next(m->ps, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
+        if (k == MS_EV_ERROR) {
+            set_diag(m, ev.diag);
+            m->stop = STOP_SYNTAX;
+            break;
+        }
+        bool ran;
+        if ((k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) && m->o->obs.statement)
+            m->o->obs.statement(m->o->obs.ud, m->index, m->plan.s + ev.off, ev.len, ev.depth);
+        m->st = runner_session_event(m->s, &ev, m->plan.s, &ran, m->err, sizeof m->err);
+        m->await_call = false;
+        if (ran && (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN)) {
+            text_add(&m->executed, m->plan.s + ev.off, ev.len);
+            text_add(&m->executed, "\n", 1);
+        }
+        if (m->st != SANDBOX_OK)
+            m->stop = STOP_EXEC;
+        else if (cJSON_GetArraySize(m->ctx->violations) > m->violations0)
+            m->stop = STOP_REFUSED;
+        else if (runner_session_finished(m->s))
+            m->stop = STOP_END;
+    }
+    return m->stop != STOP_NONE;
+}
+
+/* Plan bytes from the cleaner. */
+static int on_plan_text(void *ud, const char *s, size_t len)
+{
+    mission *m = ud;
+    if (m->stop) return 1;
+    if (text_add(&m->plan, s, len)) {
+        snprintf(m->err, sizeof m->err, "out of memory");
+        m->st = SANDBOX_ERROR;
+        m->stop = STOP_EXEC;
+        return 1;
+    }
+    ms_stream_feed(m->ps, s, len);
+    return drain(m);
+}
+
+/* Reply bytes from the LLM, on this thread, as they arrive. */
+static int on_delta(void *ud, const char *s, size_t len)
+{
+    mission *m = ud;
+    if (cancelled(m)) return 1;
+    m->t_delta = skills_now_ms();
+    m->await_call = true;
+    int rc = plan_stream_feed(&m->cleaner, s, len, on_plan_text, m);
+    m->await_call = false;
+    return rc;
+}
+
+/* The whole plan is known: complete its last statement and run the rest. */
+static void finish_plan(mission *m)
+{
+    if (m->stop) return;
+    ms_stream_finish(m->ps);
+    drain(m);
+}
+
+static bool check_whole(mission *m, const char *plan, size_t len)
+{
+    ms_options mo = {m->o->run.max_loop, 0};
+    ms_result r;
+    memset(&r, 0, sizeof r);
+    bool ok = minispec_compile(m->o->run.reg, plan, len, &mo, &r) == 0 && r.ok;
+    for (int i = 0; !ok && i < r.ndiags; i++)
+        set_diag(m, &r.diags[i]);
+    if (!ok && !r.ndiags) text_add(&m->diag, "the plan does not compile\n", 26);
+    ms_result_free(&r);
+    return ok;
+}
+
+/* Asks for one plan with PM and runs it. Fills *WHY for a retry, a replan
+ * or the mission's failure. */
+static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *pm, char *why,
+                         size_t whylen)
+{
+    bool stream = m->o->stream;
+    ms_options mo = {m->o->run.max_loop, 0};
+    text_clear(&m->plan);
+    text_clear(&m->executed);
+    text_clear(&m->diag);
+    plan_stream_init(&m->cleaner);
+    m->stop = STOP_NONE;
+    m->st = SANDBOX_OK;
+    m->err[0] = '\0';
+    m->violations0 = cJSON_GetArraySize(m->ctx->violations);
+    m->index = cJSON_GetArraySize(m->plans);
+    m->ps = ms_stream_new(m->o->run.reg, &mo);
+    if (!m->ps || runner_session_begin(m->s)) {
+        snprintf(why, whylen, "out of memory");
+        return PLAN_FATAL;
+    }
+    progress(m, "asking the LLM for a plan (%s)\n", mission_llm_kind_name(kind));
+
+    llm_result res;
+    int rc = ask(m, kind, stream, pm, stream ? on_delta : NULL, &res);
+    plan_text_status pts = PLAN_TEXT_OK;
+    bool llm_failed = false;
+    if (m->stop) {
+        /* We ended the transfer: the plan stopped or ended. */
+    } else if (rc) {
+        llm_failed = true;
+    } else if (stream) {
+        pts = plan_stream_finish(&m->cleaner, on_plan_text, m);
+        if (pts == PLAN_TEXT_OK) finish_plan(m);
+    } else {
+        char *plan = NULL;
+        size_t len = 0;
+        pts = plan_text_clean(res.text ? res.text : "", res.len, &plan, &len);
+        if (pts == PLAN_TEXT_OK && check_whole(m, plan, len)) {
+            on_plan_text(m, plan, len);
+            finish_plan(m);
+        } else if (pts == PLAN_TEXT_OK) {
+            text_add(&m->plan, plan, len);
+            m->stop = STOP_SYNTAX;
+        }
+        free(plan);
+    }
+    if (pts != PLAN_TEXT_OK && !m->stop) {
+        text_add(&m->diag, "the reply holds no MiniSpec plan (only prose or nothing)\n", 57);
+        m->stop = STOP_SYNTAX;
+    }
+    cJSON_AddItemToArray(m->plans, cJSON_CreateString(text_str(&m->plan)));
+    if (m->o->obs.plan)
+        m->o->obs.plan(m->o->obs.ud, m->index, text_str(&m->plan), m->plan.len,
+                       m->stop == STOP_SYNTAX ? text_str(&m->diag) : NULL);
+    ms_stream_free(m->ps);
+    m->ps = NULL;
+
+    runner_outcome out;
+    plan_end end;
+    if (cancelled(m) || (llm_failed && res.status == LLM_E_CANCELLED)) {
+        runner_session_end(m->s, SANDBOX_CANCELLED, "cancelled", &out);
+        snprintf(why, whylen, "cancelled");
+        end = PLAN_CANCELLED;
+    } else if (llm_failed) {
+        runner_session_end(m->s, SANDBOX_ERROR, res.error, &out);
+        snprintf(why, whylen, "the LLM failed (%s): %s", llm_status_name(res.status), res.error);
+        end = PLAN_FATAL;
+    } else if (m->stop == STOP_SYNTAX) {
+        runner_session_end(m->s, SANDBOX_ERROR, text_str(&m->diag), &out);
+        out.status = RUNNER_REJECTED;
+        snprintf(why, whylen, "%s", text_str(&m->diag));
+        end = PLAN_REJECTED;
+    } else {
+        runner_session_end(m->s, m->st, m->err, &out);
+        if (out.status == RUNNER_OK && m->stop == STOP_REFUSED) {
+            const cJSON *v = cJSON_GetArrayItem(m->ctx->violations, m->violations0);
+            const cJSON *sk = cJSON_GetObjectItemCaseSensitive(v, "skill");
+            const cJSON *re = cJSON_GetObjectItemCaseSensitive(v, "reason");
+            snprintf(out.reason, sizeof out.reason, "the constraint check refused %s: %s",
+                     cJSON_IsString(sk) ? sk->valuestring : "a motion",
+                     cJSON_IsString(re) ? re->valuestring : "");
+            out.status = RUNNER_REPLAN;
+        }
+        snprintf(why, whylen, "%s", out.reason);
+        switch (out.status) {
+        case RUNNER_OK: end = PLAN_DONE; break;
+        case RUNNER_REPLAN: end = PLAN_REPLAN; break;
+        case RUNNER_CANCELLED: end = PLAN_CANCELLED; break;
+        default:
+            /* A Lua error inside a skill is worth a new plan; a limit is not:
+             * the budgets are the mission's. */
+            end = out.sandbox == SANDBOX_ERROR ? PLAN_REPLAN : PLAN_FATAL;
+            if (end == PLAN_REPLAN) snprintf(why, whylen, "a skill failed: %s", out.reason);
+            break;
+        }
+    }
+    if (m->o->outcome) *m->o->outcome = out;
+    llm_result_free(&res);
+    return end;
+}
+
+/* ---- the mission loop ------------------------------------------------------- */
+
+static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
+{
+    runner_session_close(m->s, doc, ok);
+    m->s = NULL;
+    if (!ok && error) runner_report_set(doc, "error", cJSON_CreateString(error));
+    runner_report_set(doc, "plans", m->plans);
+    m->plans = NULL;
+    runner_report_set(doc, "tries", cJSON_CreateNumber(m->tries));
+    runner_report_set(doc, "replans", cJSON_CreateNumber(m->replans));
+    runner_report_set(doc, "llm_calls", cJSON_CreateNumber(m->llm_calls));
+    runner_report_set(doc, "plan_ms", cJSON_CreateNumber(m->plan_ms));
+    cJSON *tok = cJSON_CreateObject();
+    cJSON_AddNumberToObject(tok, "prompt", (double)m->prompt_tokens);
+    cJSON_AddNumberToObject(tok, "completion", (double)m->completion_tokens);
+    runner_report_set(doc, "tokens", tok);
+}
+
+cJSON *mission_run(const mission_opts *o)
+{
+    mission *m = calloc(1, sizeof *m);
+    cJSON *doc = runner_report_new(NULL, 0);
+    if (!m || !doc) {
+        free(m);
+        return doc;
+    }
+    m->o = o;
+    m->stats.overhead_first_us = -1;
+    m->plans = cJSON_CreateArray();
+    m->ro = o->run;
+    m->ro.plan = NULL;
+    m->ro.plan_len = 0;
+    m->ro.probe = probe;
+    m->ro.probe_ud = m;
+    m->ro.on_skill_event = on_skill_event;
+    m->ro.on_skill_event_ud = m;
+    m->ro.outcome = NULL;
+    if (m->ro.t0_ms <= 0) m->ro.t0_ms = skills_now_ms();
+    int max_tries = o->max_tries < 1 ? 1 : o->max_tries;
+    int max_replans = o->max_replans < 0 ? 0 : o->max_replans;
+
+    char err[1024] = "";
+    m->s = runner_session_open(&m->ro, err, sizeof err);
+    if (!m->s) {
+        runner_report_set(doc, "error", cJSON_CreateString(err));
+        runner_report_pose(doc, o->run.world);
+        runner_report_set(doc, "plans", m->plans);
+        free(m);
+        return doc;
+    }
+    m->ctx = runner_session_ctx(m->s);
+
+    mission_llm_kind kind = MISSION_LLM_PLAN;
+    char *prev_plan = NULL, *prev_exec = NULL;
+    char why[2048] = "", error[2400] = "";
+    bool ok = false;
+    for (;;) {
+        if (cancelled(m)) {
+            snprintf(error, sizeof error, "cancelled");
+            break;
+        }
+        char *scene = scene_now(m);
+        prompt_msgs pm = {0};
+        int prc;
+        if (kind == MISSION_LLM_PLAN)
+            prc = prompt_plan(o->prompts, o->run.reg, o->task, scene, &pm, err, sizeof err);
+        else if (kind == MISSION_LLM_RETRY)
+            prc = prompt_retry(o->prompts, o->run.reg, o->task, scene, prev_plan, why, prev_exec,
+                               &pm, err, sizeof err);
+        else
+            prc = prompt_replan(o->prompts, o->run.reg, o->task, scene, prev_plan, prev_exec, why,
+                                &pm, err, sizeof err);
+        free(scene);
+        if (prc) {
+            snprintf(error, sizeof error, "prompt: %s", err);
+            break;
+        }
+        if (kind != MISSION_LLM_REPLAN) m->tries++;
+        plan_end end = run_plan(m, kind, &pm, why, sizeof why);
+        prompt_msgs_free(&pm);
+        free(prev_plan);
+        free(prev_exec);
+        prev_plan = strdup(text_str(&m->plan));
+        prev_exec = strdup(text_str(&m->executed));
+        if (end == PLAN_DONE) {
+            ok = true;
+            break;
+        }
+        if (end == PLAN_CANCELLED || end == PLAN_FATAL) {
+            snprintf(error, sizeof error, "%s", why);
+            break;
+        }
+        if (end == PLAN_REJECTED) {
+            progress(m, "plan rejected: %s", why);
+            if (m->tries >= max_tries) {
+                snprintf(error, sizeof error, "no valid plan after %d tries: %s", m->tries, why);
+                break;
+            }
+            kind = MISSION_LLM_RETRY;
+        } else {
+            progress(m, "replanning: %s\n", why);
+            if (m->replans >= max_replans) {
+                snprintf(error, sizeof error, "%s (no replans left after %d)", why, m->replans);
+                break;
+            }
+            m->replans++;
+            kind = MISSION_LLM_REPLAN;
+        }
+    }
+    size_t n = strlen(error);
+    while (n && error[n - 1] == '\n')
+        error[--n] = '\0';
+    if (ok)
+        progress(m, "[%7.2fs] done\n", mission_world_sim_s(o->run.world));
+    else
+        progress(m, "mission failed: %s\n", error);
+    report_finish(m, doc, ok, error);
+    if (o->stats) *o->stats = m->stats;
+    free(prev_plan);
+    free(prev_exec);
+    free(m->plan.s);
+    free(m->executed.s);
+    free(m->diag.s);
+    free(m);
+    return doc;
+}

@@ -1,0 +1,451 @@
+/* The mission controller against the fake OpenAI server: planning, retries,
+ * replans, probes, LLM faults, cancel, and stream vs batch equivalence. */
+#include "../tests/fake_llm.h"
+#include "mission/controller.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+
+static int failures;
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static skill_registry *reg;
+static prompt_set *prompts;
+static char scene_path[64];
+
+typedef struct setup {
+    const char *script;
+    double rate;
+    bool batch;
+    int max_tries, max_replans;
+    long idle_ms;
+    const char *scene; /* NULL: the test scene */
+    const char *task;
+    mission_observer obs;
+    const atomic_bool *cancel;
+} setup;
+
+typedef struct result {
+    cJSON *doc;
+    cJSON *requests; /* what the server received */
+    mission_stats stats;
+} result;
+
+static result fly(const setup *su)
+{
+    result r = {0};
+    fake_llm f;
+    if (fake_llm_start(&f, su->script, su->rate)) exit(1);
+    llm_config cfg;
+    llm_config_defaults(&cfg);
+    snprintf(cfg.base_url, sizeof cfg.base_url, "%s", f.base_url);
+    snprintf(cfg.model, sizeof cfg.model, "fake");
+    cfg.api_key[0] = '\0';
+    cfg.backoff_ms = 10;
+    cfg.backoff_max_ms = 40;
+    cfg.idle_timeout_ms = su->idle_ms ? su->idle_ms : 20000;
+
+    mission_world w;
+    char err[256];
+    sim_options so = {0, 1, NULL};
+    if (mission_world_sim(&w, su->scene ? su->scene : scene_path, &so, err, sizeof err)) {
+        fprintf(stderr, "world: %s\n", err);
+        exit(1);
+    }
+    mission_opts mo;
+    mission_opts_defaults(&mo);
+    mo.run.reg = reg;
+    mo.run.world = &w;
+    mo.run.limits = (sandbox_limits){0};
+    mo.run.limits.max_instructions = 10000000;
+    mo.run.limits.max_memory = 16 << 20;
+    mo.run.limits.timeout_ms = 120000;
+    mo.run.limits.max_output = 65536;
+    mo.task = su->task ? su->task : "Turn around.";
+    mo.prompts = prompts;
+    mo.llm = mission_llm_default(&cfg);
+    mo.stream = !su->batch;
+    if (su->max_tries) mo.max_tries = su->max_tries;
+    if (su->max_replans) mo.max_replans = su->max_replans;
+    mo.obs = su->obs;
+    mo.cancel = su->cancel;
+    mo.stats = &r.stats;
+    r.doc = mission_run(&mo);
+    mission_world_close(&w, true);
+    r.requests = fake_llm_requests(&f);
+    fake_llm_stop(&f);
+    return r;
+}
+
+static void result_free(result *r)
+{
+    cJSON_Delete(r->doc);
+    cJSON_Delete(r->requests);
+}
+
+static bool ok_of(const result *r)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItem(r->doc, "ok"));
+}
+
+static int num(const result *r, const char *key)
+{
+    return cJSON_GetObjectItem(r->doc, key)->valueint;
+}
+
+static const char *error_of(const result *r)
+{
+    cJSON *e = cJSON_GetObjectItem(r->doc, "error");
+    return cJSON_IsString(e) ? e->valuestring : "";
+}
+
+/* The user message of request N ("" if none). */
+static const char *user_msg(const result *r, int n)
+{
+    cJSON *req = cJSON_GetArrayItem(r->requests, n);
+    cJSON *msgs = cJSON_GetObjectItem(cJSON_GetObjectItem(req, "body"), "messages");
+    const char *out = "";
+    for (cJSON *m = msgs ? msgs->child : NULL; m; m = m->next)
+        if (strcmp(cJSON_GetObjectItem(m, "role")->valuestring, "user") == 0)
+            out = cJSON_GetObjectItem(m, "content")->valuestring;
+    return out;
+}
+
+/* "turn_cw(45) goto('apple') ..." for the calls made from the plan and
+ * inside skills, without times: what must match across runs. */
+static void calls_of(const result *r, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    cJSON *calls = cJSON_GetObjectItem(r->doc, "calls");
+    for (cJSON *c = calls ? calls->child : NULL; c && used < n; c = c->next) {
+        char *args = cJSON_PrintUnformatted(cJSON_GetObjectItem(c, "args"));
+        cJSON *rv = cJSON_GetObjectItem(c, "ret");
+        /* picture file names differ from run to run */
+        bool picture = cJSON_IsString(rv) && strstr(rv->valuestring, ".png");
+        char *ret = picture ? strdup("picture") : cJSON_PrintUnformatted(rv);
+        used += (size_t)snprintf(out + used, n - used, "%s%s->%s ",
+                                 cJSON_GetObjectItem(c, "skill")->valuestring, args,
+                                 ret ? ret : "none");
+        free(args);
+        free(ret);
+    }
+}
+
+static char *script_of(int n, ...)
+{
+    cJSON *resp = cJSON_CreateArray();
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "content", va_arg(ap, const char *));
+        cJSON_AddItemToArray(resp, o);
+    }
+    va_end(ap);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc, "responses", resp);
+    char *s = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return s;
+}
+
+static void test_planned_and_flown(void)
+{
+    char *s = script_of(1, "tc(180);?iv('apple'){l('apple seen');->True};->False");
+    setup su = {.script = s, .rate = 500, .task = "[Q] Is there an apple behind you?"};
+    result r = fly(&su);
+    CHECK(ok_of(&r));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(r.doc, "result")));
+    CHECK(num(&r, "tries") == 1 && num(&r, "replans") == 0 && num(&r, "llm_calls") == 1);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.doc, "plans")) == 1);
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(r.doc, "first_action_ms")));
+    CHECK(cJSON_GetObjectItem(r.doc, "plan_ms")->valuedouble > 0);
+    char calls[2048];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(strstr(calls, "turn_cw[180]->true is_visible[\"apple\"]->true log"));
+    CHECK(strstr(user_msg(&r, 0), "[Q] Is there an apple behind you?"));
+    /* The prompt's scene is what the camera sees at the start. */
+    CHECK(strstr(user_msg(&r, 0), "chair"));
+    CHECK(r.stats.overhead_n >= 1 && r.stats.overhead_first_us >= 0);
+    result_free(&r);
+    free(s);
+}
+
+static void test_malformed_retried(void)
+{
+    char *s = script_of(2, "frobnicate(2);tc(45)", "tc(45)");
+    setup su = {.script = s};
+    result r = fly(&su);
+    CHECK(ok_of(&r));
+    CHECK(num(&r, "tries") == 2 && num(&r, "llm_calls") == 2);
+    CHECK(strstr(user_msg(&r, 1), "1:1:"));
+    CHECK(strstr(user_msg(&r, 1), "frobnicate")); /* the plan so far */
+    char calls[512];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(strcmp(calls, "turn_cw[45]->true ") == 0);
+    result_free(&r);
+    /* Batch: the same. */
+    su.batch = true;
+    r = fly(&su);
+    CHECK(ok_of(&r) && num(&r, "tries") == 2 && strstr(user_msg(&r, 1), "1:1:"));
+    result_free(&r);
+    free(s);
+}
+
+static void test_fenced_cleaned(void)
+{
+    char *s = script_of(1, "Here is the plan:\n```minispec\ntc(30)\n```\nIt turns the drone.");
+    for (int batch = 0; batch < 2; batch++) {
+        setup su = {.script = s, .batch = batch};
+        result r = fly(&su);
+        CHECK(ok_of(&r));
+        CHECK(strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(r.doc, "plans"), 0)->valuestring,
+                     "tc(30)") == 0);
+        /* The reply was read to its end: the server's usage counts. */
+        CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(r.doc, "tokens"), "completion")->valueint >
+              0);
+        result_free(&r);
+    }
+    free(s);
+}
+
+static void test_probe(void)
+{
+    /* The probe is asked while the plan is still streaming. */
+    char *s = script_of(3, "tc(10);?p('Is the chair red?'){tc(20)};tc(30);tc(40);tc(50);tc(60)",
+                        "True", "");
+    setup su = {.script = s, .rate = 200};
+    result r = fly(&su);
+    CHECK(ok_of(&r));
+    char calls[1024];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(strstr(calls, "turn_cw[10]->true probe[\"Is the chair red?\"]->true turn_cw[20]->true "
+                        "turn_cw[30]"));
+    CHECK(num(&r, "llm_calls") == 2);
+    CHECK(strstr(user_msg(&r, 1), "Is the chair red?") && strstr(user_msg(&r, 1), "chair"));
+    result_free(&r);
+    free(s);
+}
+
+static void test_replans(void)
+{
+    /* rp */
+    char *s = script_of(2, "tc(90);rp", "tc(45)");
+    setup su = {.script = s};
+    result r = fly(&su);
+    CHECK(ok_of(&r) && num(&r, "replans") == 1 && num(&r, "tries") == 1);
+    CHECK(strstr(user_msg(&r, 1), "replan") && strstr(user_msg(&r, 1), "tc(90)"));
+    result_free(&r);
+    free(s);
+
+    /* A failed skill: the probe's LLM request is refused. */
+    s = strdup("{\"responses\":[{\"content\":\"tc(10);_1=p('What is this?');l(_1)\"},"
+               "{\"fault\":\"401\"},{\"content\":\"tc(20)\"}]}");
+    su = (setup){.script = s};
+    r = fly(&su);
+    CHECK(ok_of(&r) && num(&r, "replans") == 1 && num(&r, "llm_calls") == 3);
+    CHECK(strstr(user_msg(&r, 2), "probe") && strstr(user_msg(&r, 2), "tc(10)"));
+    char calls[512];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(strstr(calls, "turn_cw[10]") && strstr(calls, "turn_cw[20]") && !strstr(calls, "log"));
+    result_free(&r);
+    free(s);
+
+    /* A refused motion (the geofence is 200 cm). */
+    s = script_of(2, "mf(500);tc(10)", "tc(20)");
+    su = (setup){.script = s};
+    r = fly(&su);
+    CHECK(ok_of(&r) && num(&r, "replans") == 1);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.doc, "violations")) == 1);
+    CHECK(strstr(user_msg(&r, 1), "refused"));
+    calls_of(&r, calls, sizeof calls);
+    CHECK(!strstr(calls, "turn_cw[10]") && strstr(calls, "turn_cw[20]"));
+    result_free(&r);
+    free(s);
+
+    /* Bounded. */
+    s = script_of(3, "rp", "rp", "rp");
+    su = (setup){.script = s, .max_replans = 1};
+    r = fly(&su);
+    CHECK(!ok_of(&r) && num(&r, "replans") == 1 && num(&r, "llm_calls") == 2);
+    CHECK(strstr(error_of(&r), "replan"));
+    result_free(&r);
+    free(s);
+}
+
+static void test_syntax_error_mid_stream(void)
+{
+    char *s = script_of(2, "tc(45);tc(46);frobnicate(2);tc(11)", "tc(12)");
+    setup su = {.script = s, .rate = 300};
+    result r = fly(&su);
+    CHECK(ok_of(&r) && num(&r, "tries") == 2);
+    char calls[512];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(strcmp(calls, "turn_cw[45]->true turn_cw[46]->true turn_cw[12]->true ") == 0);
+    const char *retry = user_msg(&r, 1);
+    CHECK(strstr(retry, "1:15:"));
+    CHECK(strstr(retry, "tc(45)\ntc(46)"));
+    result_free(&r);
+    free(s);
+}
+
+static void test_llm_faults(void)
+{
+    /* 429 then success */
+    setup su = {.script = "{\"responses\":[{\"fault\":\"429\",\"retry_after\":0},"
+                          "{\"content\":\"tc(30)\"}]}"};
+    result r = fly(&su);
+    CHECK(ok_of(&r) && cJSON_GetArraySize(r.requests) == 2 && num(&r, "llm_calls") == 1);
+    result_free(&r);
+
+    /* persistent 5xx */
+    su = (setup){.script = "{\"responses\":[{\"fault\":\"503\",\"times\":20}]}"};
+    r = fly(&su);
+    CHECK(!ok_of(&r) && strstr(error_of(&r), "LLM") && strstr(error_of(&r), "server"));
+    CHECK(cJSON_GetArraySize(r.requests) == 4); /* 1 + 3 retries */
+    result_free(&r);
+
+    /* 401 at once */
+    su = (setup){.script = "{\"responses\":[{\"fault\":\"401\",\"times\":5}]}"};
+    r = fly(&su);
+    CHECK(!ok_of(&r) && strstr(error_of(&r), "auth") && cJSON_GetArraySize(r.requests) == 1);
+    result_free(&r);
+
+    /* truncated: what completed ran, then the mission fails */
+    su = (setup){.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30)\","
+                           "\"fault\":\"truncate\",\"truncate_after\":3}]}"};
+    r = fly(&su);
+    char calls[512];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(!ok_of(&r) && strstr(error_of(&r), "truncated"));
+    CHECK(strcmp(calls, "turn_cw[10]->true ") == 0);
+    result_free(&r);
+
+    /* stalled: the idle timeout ends it */
+    su = (setup){.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30)\","
+                           "\"fault\":\"stall\",\"stall_after\":3,\"stall_seconds\":10}]}",
+                 .idle_ms = 300};
+    r = fly(&su);
+    calls_of(&r, calls, sizeof calls);
+    CHECK(!ok_of(&r) && strstr(error_of(&r), "timeout"));
+    CHECK(strcmp(calls, "turn_cw[10]->true ") == 0);
+    result_free(&r);
+
+    /* prose only, every time */
+    su = (setup){.script = "{\"responses\":[{\"content\":\"I am sorry, but I cannot help with "
+                           "that request.\",\"times\":5}]}"};
+    r = fly(&su);
+    CHECK(!ok_of(&r) && num(&r, "tries") == 3 && num(&r, "llm_calls") == 3);
+    CHECK(strstr(error_of(&r), "no MiniSpec plan"));
+    CHECK(strstr(user_msg(&r, 1), "no MiniSpec plan"));
+    result_free(&r);
+}
+
+static void cancel_at_statement(void *ud, int index, const char *text, size_t len, int depth)
+{
+    (void)index, (void)len, (void)depth;
+    if (strncmp(text, "tc(20)", 6) == 0) atomic_store((atomic_bool *)ud, true);
+}
+
+static void test_cancel(void)
+{
+    atomic_bool cancel = false;
+    setup su = {.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30);tc(40);tc(50)\"}]}",
+                .rate = 100,
+                .cancel = &cancel};
+    su.obs.statement = cancel_at_statement;
+    su.obs.ud = &cancel;
+    result r = fly(&su);
+    CHECK(!ok_of(&r) && strstr(error_of(&r), "cancelled"));
+    char calls[512];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(!strstr(calls, "turn_cw[30]"));
+    result_free(&r);
+}
+
+/* Every reference plan of the benchmark suite, streamed and batch: the
+ * same skill calls. */
+static void test_stream_equals_batch(const char *src)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/examples/benchmark", src);
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d) return;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char plan_path[1024], scene[1024];
+        snprintf(plan_path, sizeof plan_path, "%s/%s/plan.ms", dir, e->d_name);
+        snprintf(scene, sizeof scene, "%s/%s/scene.json", dir, e->d_name);
+        if (access(scene, R_OK))
+            snprintf(scene, sizeof scene, "%s/%s/apple.scene.json", dir, e->d_name);
+        FILE *f = fopen(plan_path, "r");
+        if (!f) continue;
+        char plan[4096];
+        size_t len = fread(plan, 1, sizeof plan - 1, f);
+        plan[len] = '\0';
+        fclose(f);
+        char *s = script_of(1, plan);
+        char calls[2][8192];
+        for (int batch = 0; batch < 2; batch++) {
+            setup su = {.script = s, .batch = batch, .scene = scene};
+            result r = fly(&su);
+            CHECK(ok_of(&r));
+            calls_of(&r, calls[batch], sizeof calls[batch]);
+            result_free(&r);
+        }
+        if (strcmp(calls[0], calls[1]) != 0)
+            fprintf(stderr, "%s:\n stream %s\n batch  %s\n", e->d_name, calls[0], calls[1]);
+        CHECK(strcmp(calls[0], calls[1]) == 0 && calls[0][0]);
+        free(s);
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 12);
+}
+
+int main(void)
+{
+    const char *src = getenv("SRC");
+    if (!src || !*src) src = ".";
+    reg = registry_standard(NULL, 0, NULL, NULL);
+    char err[256];
+    prompts = prompt_load(NULL, err, sizeof err);
+    if (!reg || !prompts) {
+        fprintf(stderr, "setup: %s\n", err);
+        return 1;
+    }
+    snprintf(scene_path, sizeof scene_path, "/tmp/aloft-test-controller-%d.json", (int)getpid());
+    FILE *f = fopen(scene_path, "w");
+    fputs("{\"limits\":{\"geofence_radius\":200},\"objects\":["
+          "{\"class\":\"chair\",\"x\":0,\"y\":150,\"z\":0,\"w\":50,\"d\":50,\"h\":90,"
+          "\"color\":\"red\"},"
+          "{\"class\":\"apple\",\"x\":0,\"y\":-150,\"z\":80,\"w\":8,\"d\":8,\"h\":9}]}",
+          f);
+    fclose(f);
+
+    test_planned_and_flown();
+    test_malformed_retried();
+    test_fenced_cleaned();
+    test_probe();
+    test_replans();
+    test_syntax_error_mid_stream();
+    test_llm_faults();
+    test_cancel();
+    test_stream_equals_batch(src);
+
+    unlink(scene_path);
+    prompt_free(prompts);
+    registry_free(reg);
+    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}

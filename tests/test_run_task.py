@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""aloft run --task against the fake OpenAI server: options, the SPEC §2
+report, --no-stream, LLM failures and Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ALOFT = os.environ.get("ALOFT", "build/aloft")
+SRC = os.environ.get("SRC", ".")
+FAKE = os.path.join(SRC, "tests", "fake_llm.py")
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        print("FAIL:", what)
+        failures += 1
+
+
+class Fake:
+    def __init__(self, tmp, responses, rate=0):
+        self.dir = tempfile.mkdtemp(dir=tmp)
+        script = os.path.join(self.dir, "script.json")
+        with open(script, "w") as f:
+            json.dump({"responses": responses}, f)
+        self.port_file = os.path.join(self.dir, "port")
+        self.log = os.path.join(self.dir, "log.jsonl")
+        self.proc = subprocess.Popen(["/usr/bin/python3", FAKE, "--script", script,
+                                      "--port-file", self.port_file, "--log", self.log,
+                                      "--token-rate", str(rate)])
+        for _ in range(2000):
+            if os.path.exists(self.port_file):
+                with open(self.port_file) as f:
+                    text = f.read().strip()
+                if text:
+                    self.url = "http://127.0.0.1:%s/v1" % text
+                    return
+            time.sleep(0.01)
+        raise RuntimeError("fake server did not start")
+
+    def requests(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def env_without_model():
+    env = dict(os.environ)
+    for k in ("ALOFT_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(k, None)
+    return env
+
+
+def run(args, **kw):
+    return subprocess.run([ALOFT, "run"] + args, capture_output=True, text=True,
+                          env=env_without_model(), timeout=120, **kw)
+
+
+def calls_of(doc):
+    return [(c["skill"], c["args"], c["ret"]) for c in doc["calls"]]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    scene = os.path.join(tmp, "room.json")
+    with open(scene, "w") as f:
+        json.dump({"limits": {"geofence_radius": 400},
+                   "objects": [{"class": "apple", "x": 0, "y": 250, "z": 80, "w": 8, "d": 8,
+                                "h": 9, "color": "red"},
+                               {"class": "person", "x": 0, "y": -300, "w": 50, "d": 30,
+                                "h": 175}]}, f)
+
+    # usage
+    r = run(["--help"])
+    check(r.returncode == 0 and "--llm-url" in r.stdout and "--max-replans" in r.stdout,
+          "run --help lists the LLM options")
+    r = run(["--scene", scene, "--task", "go to the person"])
+    check(r.returncode == 2 and "model" in r.stderr, "no model is a usage error: %r" % r.stderr)
+    r = run(["--scene", scene, "--task", "x", "--model", "m", "--max-tries", "0"])
+    check(r.returncode == 2 and "--max-tries" in r.stderr, "--max-tries 0: %r" % r.stderr)
+    r = run(["--scene", scene, "--task", "x", "--model", "m", "--max-replans", "many"])
+    check(r.returncode == 2 and "--max-replans" in r.stderr, "--max-replans many: %r" % r.stderr)
+    r = run(["--scene", scene, "--task", "x", "--plan", "-", "--model", "m"])
+    check(r.returncode == 2, "--plan and --task together")
+
+    # a task planned and flown, streamed and batch: the same calls
+    plan = "response: s('person');g('person');l('Here you are');->True"
+    docs = []
+    for mode in ([], ["--no-stream"]):
+        fake = Fake(tmp, [{"content": plan}], rate=400)
+        r = run(["--scene", scene, "--task", "Find the person.", "--llm-url", fake.url,
+                 "--model", "fake", "--json"] + mode)
+        reqs = fake.requests()
+        fake.stop()
+        check(r.returncode == 0, "task mission %s: exit %d %s" % (mode, r.returncode, r.stderr))
+        doc = json.loads(r.stdout)
+        docs.append(doc)
+        for k in ("ok", "result", "error", "logs", "pose", "calls", "violations", "plans",
+                  "tries", "replans", "llm_calls", "plan_ms", "first_action_ms", "exec_ms",
+                  "total_ms", "tokens"):
+            check(k in doc, "report has %s" % k)
+        check(doc["ok"] is True and doc["result"] is True and doc["logs"] == ["Here you are"],
+              "report: %s" % r.stdout)
+        check(doc["plans"] == ["s('person');g('person');l('Here you are');->True"],
+              "cleaned plan: %s" % doc["plans"])
+        check(doc["tries"] == 1 and doc["replans"] == 0 and doc["llm_calls"] == 1,
+              "counters: %s" % r.stdout)
+        check(isinstance(doc["first_action_ms"], (int, float)) and doc["plan_ms"] > 0,
+              "times: %s" % r.stdout)
+        check(len(reqs) == 1 and reqs[0]["body"]["model"] == "fake" and
+              reqs[0]["body"].get("stream", False) == (mode == []),
+              "request: %s" % reqs)
+        user = [m for m in reqs[0]["body"]["messages"] if m["role"] == "user"][0]["content"]
+        check("Find the person." in user and "apple" in user, "plan prompt: %s" % user)
+    check(calls_of(docs[0]) == calls_of(docs[1]), "stream and batch calls differ")
+
+    # the LLM refuses: a clear error, exit 1, still one JSON document
+    fake = Fake(tmp, [{"fault": "401", "times": 3}])
+    r = run(["--scene", scene, "--task", "Find the person.", "--llm-url", fake.url,
+             "--model", "fake", "--json"])
+    fake.stop()
+    check(r.returncode == 1, "401: exit %d" % r.returncode)
+    doc = json.loads(r.stdout)
+    check(doc["ok"] is False and ("401" in doc["error"] or "API key" in doc["error"]),
+          "401 error: %s" % doc["error"])
+
+    # Ctrl-C while the plan streams: cancelled, report still printed
+    fake = Fake(tmp, [{"content": "tc(10);tc(20);tc(30);tc(40);tc(50);tc(60);tc(70)"}],
+                rate=4)
+    p = subprocess.Popen([ALOFT, "run", "--scene", scene, "--task", "turn", "--llm-url", fake.url,
+                          "--model", "fake", "--json", "--time-scale", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env_without_model())
+    seen = ""
+    deadline = time.time() + 60
+    while "turn_cw(10)" not in seen and time.time() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        seen += line
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    fake.stop()
+    check(p.returncode == 1, "Ctrl-C: exit %s" % p.returncode)
+    try:
+        doc = json.loads(out)
+        check(doc["ok"] is False and "cancel" in doc["error"], "Ctrl-C report: %s" % out)
+        check(not any(c["args"] == [70] for c in doc["calls"]), "ran on after Ctrl-C")
+    except ValueError:
+        check(False, "Ctrl-C: no JSON: %r %r" % (out, err))
+
+if failures:
+    print("%d failure(s)" % failures)
+    sys.exit(1)
+print("ok")
