@@ -271,7 +271,7 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     mo.llm = replay ? mission_record_replay_llm(replay) : mission_llm_default(&cfg);
     mo.run.record = rec;
     mo.run.t0_ms = mission_record_t0_ms(rec);
-    mo.obs = mission_record_observer(rec);
+    mo.obs = mission_record_observer(rec, cfg.model);
     mo.stream = !a->no_stream;
     if (a->max_tries) mo.max_tries = (int)a->max_tries;
     if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;

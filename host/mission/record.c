@@ -27,6 +27,7 @@ struct mission_record {
     open_call *open;
     int nopen;
     int64_t plan_llm; /* the exchange the next plan comes from, or 0 */
+    char model[128];  /* the LLM model, for its exchanges */
     char error[600];
 };
 
@@ -289,6 +290,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     double t = store_mission_elapsed_ms(r->m) - res->latency_ms;
     store_llm x = {
         .kind = llm_kind(kind),
+        .model = r->model[0] ? r->model : NULL,
         .t_ms = t < 0 ? 0 : t, /* when the request was sent */
         .prompt = prompt ? prompt : "",
         .response = res->text ? res->text : "",
@@ -308,8 +310,9 @@ static void observe_plan(void *ud, int index, const char *plan, size_t len, cons
     mission_record_plan(ud, plan, len, diagnostics == NULL, diagnostics);
 }
 
-mission_observer mission_record_observer(mission_record *r)
+mission_observer mission_record_observer(mission_record *r, const char *model)
 {
+    snprintf(r->model, sizeof r->model, "%s", model ? model : "");
     return (mission_observer){.llm_exchange = observe_llm, .plan = observe_plan, .ud = r};
 }
 

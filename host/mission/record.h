@@ -84,9 +84,10 @@ void mission_record_statement(mission_record *r, double t_ms, int plan_no, int l
 
 /* The mission controller's observer (controller.h) that records every LLM
  * exchange (the request's messages as a JSON array, the reply, latency,
- * usage, and "STATUS: message" when it failed) and every plan with the
- * checker's verdict. R must outlive the mission. */
-mission_observer mission_record_observer(mission_record *r);
+ * usage, and "STATUS: message" when it failed) with the MODEL asked (or
+ * NULL), and every plan with the checker's verdict. R must outlive the
+ * mission. */
+mission_observer mission_record_observer(mission_record *r, const char *model);
 
 /* An LLM source for the controller that answers from a recorded mission's
  * replies (store_replay_next) instead of calling an LLM: streamed replies

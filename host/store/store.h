@@ -270,7 +270,9 @@ const char *store_replay_plan(const store_replay *r, int i);
 /* The next recorded reply, for a request of kind KIND. Returns the reply
  * text (owned by R, valid until store_replay_free), or NULL with a message
  * when the replay has diverged: no reply is left, or the recorded one
- * answered a different kind of request. */
+ * answered a different kind of request. Once diverged, every later call
+ * fails with the same message: replies after the divergence answer other
+ * questions than the ones being asked. */
 const char *store_replay_next(store_replay *r, store_llm_kind kind, char *err, size_t errlen);
 
 /* How the exchange of the reply last returned by store_replay_next failed

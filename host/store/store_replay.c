@@ -25,6 +25,7 @@ struct store_replay {
     int nplans;
     replay_reply *replies;
     int n, next;
+    char diverged[512]; /* why the replay left the record, once it did */
 };
 
 static char *dup_column(sqlite3_stmt *st, int i)
@@ -168,23 +169,31 @@ int64_t store_replay_mission(const store_replay *r)
     return r->mission;
 }
 
+/* The divergence message into ERR; NULL. */
+static const char *diverged(const store_replay *r, char *err, size_t errlen)
+{
+    store_set_error(err, errlen, "%s", r->diverged);
+    return NULL;
+}
+
 const char *store_replay_next(store_replay *r, store_llm_kind kind, char *err, size_t errlen)
 {
+    if (r->diverged[0]) return diverged(r, err, errlen);
     if (r->next >= r->n) {
-        store_set_error(err, errlen,
-                        "replay diverged: a %s request after all %d recorded replies of "
-                        "mission %lld were used",
-                        store_llm_kind_name(kind), r->n, (long long)r->mission);
-        return NULL;
+        snprintf(r->diverged, sizeof r->diverged,
+                 "replay diverged: a %s request after all %d recorded replies of "
+                 "mission %lld were used",
+                 store_llm_kind_name(kind), r->n, (long long)r->mission);
+        return diverged(r, err, errlen);
     }
     replay_reply *rep = &r->replies[r->next];
     if (rep->kind != kind) {
-        store_set_error(err, errlen,
-                        "replay diverged: LLM request %d of mission %lld was a %s request, "
-                        "now it is a %s request",
-                        r->next + 1, (long long)r->mission, store_llm_kind_name(rep->kind),
-                        store_llm_kind_name(kind));
-        return NULL;
+        snprintf(r->diverged, sizeof r->diverged,
+                 "replay diverged: LLM request %d of mission %lld was a %s request, "
+                 "now it is a %s request",
+                 r->next + 1, (long long)r->mission, store_llm_kind_name(rep->kind),
+                 store_llm_kind_name(kind));
+        return diverged(r, err, errlen);
     }
     r->next++;
     return rep->text ? rep->text : "";
