@@ -3,7 +3,8 @@
 calls. The database then passes `PRAGMA integrity_check`, holds every call
 that progress showed as completed (progress shows a call only after it is
 recorded) with its result, and the next open marks the mission interrupted
-while keeping everything it did."""
+while keeping everything it did. A mission stopped with Ctrl-C instead ends
+as cancelled, with its calls so far."""
 
 import json
 import os
@@ -99,6 +100,29 @@ with tempfile.TemporaryDirectory() as tmp:
     yaws = [e["pose"]["yaw"] % 360 for e in calls if e["done"]]
     check(all(abs((b - a) % 360 - 90) < 1 for a, b in zip(yaws, yaws[1:])),
           f"poses after each call: {yaws}")
+
+    # Ctrl-C: the mission stops at once and is recorded as cancelled.
+    p = subprocess.Popen([ALOFT, "run", "--scene", scene, "--plan", plan, "--db", db,
+                          "--time-scale", "1", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    shown = 0
+    for line in p.stderr:
+        if done_line.match(line.rstrip("\n")):
+            shown += 1
+            if shown == 2:
+                p.send_signal(signal.SIGINT)
+                break
+    out, _ = p.communicate(timeout=60)
+    run = json.loads(out) if out else {}
+    check(p.returncode == 1 and run.get("ok") is False, f"Ctrl-C: {p.returncode} {out}")
+    rc = subprocess.run([ALOFT, "log", "--db", db, "--json", str(run.get("mission_id"))],
+                        capture_output=True, text=True, timeout=60)
+    doc = json.loads(rc.stdout) if rc.returncode == 0 else {"mission": {}, "events": []}
+    check(doc["mission"].get("status") == "cancelled" and
+          "cancel" in (doc["mission"].get("error") or ""), f"cancelled: {doc['mission']}")
+    calls = [(e["skill"], e["args"], e["ret"]) for e in doc["events"] if e["kind"] == "call"]
+    check(calls == [(c["skill"], c["args"], c["ret"]) for c in run.get("calls", [])] and
+          len(calls) >= 2, f"the calls so far: {calls}")
 
 if failures:
     print(f"{failures} check(s) failed", file=sys.stderr)
