@@ -523,11 +523,11 @@ cJSON *mission_run(const mission_opts *o)
             }
             kind = MISSION_LLM_RETRY;
         } else {
-            progress(m, "replanning: %s\n", why);
             if (m->replans >= max_replans) {
                 snprintf(error, sizeof error, "%s (no replans left after %d)", why, m->replans);
                 break;
             }
+            progress(m, "replanning: %s\n", why);
             m->replans++;
             kind = MISSION_LLM_REPLAN;
         }
