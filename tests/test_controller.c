@@ -367,7 +367,7 @@ static void test_llm_faults(void)
     /* stalled: the idle timeout ends it */
     su = (setup){.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30)\","
                            "\"fault\":\"stall\",\"stall_after\":3,\"stall_seconds\":10}]}",
-                 .idle_ms = 300};
+                 .idle_ms = 1000};
     r = fly(&su);
     calls_of(&r, calls, sizeof calls);
     CHECK(!ok_of(&r) && strstr(error_of(&r), "timeout"));
