@@ -25,10 +25,11 @@
  * simply re-sent.
  *
  * Pose. The Tello senses no position. x/y are dead-reckoned from the moves
- * the drone completed, along the heading at the start of each move; z is the
- * drone's own height above the take-off point (h) and yaw its IMU yaw,
- * relative to the first yaw it reported, added to cfg.start.yaw. Without a
- * state stream both fall back to dead reckoning.
+ * the drone completed, along the heading at the start of each move. z and
+ * yaw follow the commands too, and are corrected from the state stream
+ * whenever the drone is between motions: z is then its own height above the
+ * take-off point (h), yaw its IMU yaw relative to the first one it reported,
+ * added to cfg.start.yaw. Without a state stream they stay dead-reckoned.
  *
  * Keep-alive. The Tello lands by itself when it hears nothing for 15 s. A
  * thread sends `battery?` (a query: its answer cannot be mistaken for a
@@ -61,6 +62,7 @@
 #define STATE_FRESH_MS 1000  /* state older than this is stale */
 #define TAKEOFF_HEIGHT_CM 80 /* where the Tello hovers after takeoff (dead reckoning) */
 #define POLL_SLICE_MS 50
+#define SETTLED_MS 150 /* state this long after a motion's end shows its result */
 
 typedef enum motion_kind {
     MOTION_NONE,
@@ -109,8 +111,10 @@ typedef struct tello {
 
     bool connected, flying;
     int battery;       /* -1 until known */
-    double x, y, z_dr; /* dead-reckoned */
-    double yaw_dr;     /* dead-reckoned compass heading */
+    double x, y, z;    /* pose: x/y dead-reckoned, z from h */
+    double yaw;        /* compass heading */
+    bool in_motion;    /* a motion command is under way */
+    double settled_ms; /* state after this shows the last motion's result */
     double heard_ms;   /* send time of the last command that was answered */
     double keepalive_retry_ms;
 } tello;
@@ -170,6 +174,15 @@ static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
     if (moving) tm->moving++;
     tm->still_run = changed ? 0 : tm->still_run + 1;
     if (!tm->have) t->yaw_ref = s->yaw;
+    /* Between motions the drone's own height and yaw correct the pose: the
+     * Tello over- or under-turns a little and holds no exact height. During
+     * a motion (and just after, while packets sent before its end arrive)
+     * the pose stays the commanded one, so that the heading of the next move
+     * is not a snapshot taken mid-turn. */
+    if (!t->in_motion && now >= t->settled_ms) {
+        t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
+        if (t->flying) t->z = s->h;
+    }
     tm->have = true;
     tm->at_ms = now;
     tm->h = s->h;
@@ -358,6 +371,14 @@ static void send_stop(tello *t)
 
 /* ---- control commands and queries --------------------------------------- */
 
+static void set_in_motion(tello *t, bool on)
+{
+    pthread_mutex_lock(&t->lock);
+    t->in_motion = on;
+    if (!on) t->settled_ms = now_ms() + SETTLED_MS;
+    pthread_mutex_unlock(&t->lock);
+}
+
 /*
  * Sends control command CMD and waits for "ok", with the retry policy of the
  * top of this file (M = NULL: the command has no effect on the pose and is
@@ -368,7 +389,9 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
 {
     char reply[512];
     ctrl_result res = CTRL_FAILED;
+    bool moves = m && m->kind != MOTION_NONE;
     pthread_mutex_lock(&t->cmd_lock);
+    if (moves) set_in_motion(t, true);
     int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
     int i;
     for (i = 0; i < tries; i++) {
@@ -412,6 +435,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
              t->cfg.host, t->cfg.port, cmd, i, timeout_ms,
              !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move");
 out:
+    if (moves) set_in_motion(t, false);
     pthread_mutex_unlock(&t->cmd_lock);
     return res;
 }
@@ -500,13 +524,6 @@ static void *keepalive_main(void *arg)
 
 /* ---- pose ------------------------------------------------------------------ */
 
-/* Compass heading now (lock held). */
-static double heading(tello *t)
-{
-    if (t->tm.have) return wrap360(t->cfg.start.yaw + t->tm.yaw - t->yaw_ref);
-    return t->yaw_dr;
-}
-
 /* Moves the dead-reckoned x/y by CM in direction DIR at heading YAW. */
 static void dead_reckon(tello *t, drone_dir dir, double cm, double yaw)
 {
@@ -518,8 +535,8 @@ static void dead_reckon(tello *t, drone_dir dir, double cm, double yaw)
     case DRONE_BACK: t->x -= cm * fx, t->y -= cm * fy; break;
     case DRONE_RIGHT: t->x += cm * rx, t->y += cm * ry; break;
     case DRONE_LEFT: t->x -= cm * rx, t->y -= cm * ry; break;
-    case DRONE_UP: t->z_dr += cm; break;
-    case DRONE_DOWN: t->z_dr = fmax(0, t->z_dr - cm); break;
+    case DRONE_UP: t->z += cm; break;
+    case DRONE_DOWN: t->z = fmax(0, t->z - cm); break;
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -572,7 +589,7 @@ static int tello_takeoff(drone *d, char *err, size_t errlen)
     if (r == CTRL_FAILED) return -1;
     pthread_mutex_lock(&t->lock);
     t->flying = true; /* also when cancelled: the drone may be up, land it */
-    t->z_dr = TAKEOFF_HEIGHT_CM;
+    t->z = TAKEOFF_HEIGHT_CM;
     t->heard_ms = now_ms();
     pthread_mutex_unlock(&t->lock);
     return r == CTRL_OK ? 0 : -1;
@@ -589,7 +606,7 @@ static int tello_land(drone *d, char *err, size_t errlen)
     if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) return -1;
     pthread_mutex_lock(&t->lock);
     t->flying = false;
-    t->z_dr = 0;
+    t->z = 0;
     pthread_mutex_unlock(&t->lock);
     return 0;
 }
@@ -624,7 +641,7 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         char cmd[64];
         snprintf(cmd, sizeof cmd, "%s %d", dir_word(dir, steps[i].reverse), steps[i].amount);
         pthread_mutex_lock(&t->lock);
-        double yaw = heading(t);
+        double yaw = t->yaw;
         pthread_mutex_unlock(&t->lock);
         telemetry before = telemetry_now(t);
         motion m = {vertical ? MOTION_VERT : MOTION_HORIZ, steps[i].amount};
@@ -663,7 +680,7 @@ static int tello_turn(drone *d, int degrees, char *err, size_t errlen)
         motion m = {MOTION_TURN, steps[i]};
         if (control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen) != CTRL_OK) return -1;
         pthread_mutex_lock(&t->lock);
-        t->yaw_dr = wrap360(t->yaw_dr + (degrees > 0 ? steps[i] : -steps[i]));
+        t->yaw = wrap360(t->yaw + (degrees > 0 ? steps[i] : -steps[i]));
         pthread_mutex_unlock(&t->lock);
     }
     return 0;
@@ -697,8 +714,8 @@ static int tello_get_state(drone *d, drone_state *out)
     pthread_mutex_lock(&t->lock);
     out->pose.x = t->cfg.start.x + t->x;
     out->pose.y = t->cfg.start.y + t->y;
-    out->pose.z = t->tm.have ? t->sdk.h : t->z_dr;
-    out->pose.yaw = heading(t);
+    out->pose.z = t->z;
+    out->pose.yaw = t->yaw;
     out->battery = t->battery;
     out->flying = t->flying;
     if (t->tm.have) {
@@ -836,7 +853,7 @@ drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
     t->base.ops = &tello_ops;
     t->base.impl = t;
     t->battery = -1;
-    t->yaw_dr = wrap360(cfg->start.yaw);
+    t->yaw = wrap360(cfg->start.yaw);
     t->cmd_fd = t->state_fd = -1;
     const char *trace = getenv("ALOFT_TELLO_TRACE");
     t->trace = trace && *trace && strcmp(trace, "0") != 0;
