@@ -38,21 +38,21 @@ typedef struct emu_proc {
     char log[256];
 } emu_proc;
 
-static double harness_now_ms(void)
+static inline double harness_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void harness_sleep_ms(int ms)
+static inline void harness_sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
 /* A UDP port free right now on 127.0.0.1 (the kernel's choice). */
-static int harness_free_port(void)
+static inline int harness_free_port(void)
 {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET};
@@ -68,7 +68,7 @@ static int harness_free_port(void)
 }
 
 /* Starts the emulator with ARGS (NULL-terminated); exits the test on failure. */
-static void emu_start(emu_proc *p, const char *name, const char *const *args)
+static inline void emu_start(emu_proc *p, const char *name, const char *const *args)
 {
     const char *build = getenv("BUILD");
     char exe[512];
@@ -111,7 +111,7 @@ static void emu_start(emu_proc *p, const char *name, const char *const *args)
     }
 }
 
-static void emu_stop(emu_proc *p)
+static inline void emu_stop(emu_proc *p)
 {
     if (p->pid <= 0) return;
     kill(p->pid, SIGTERM);
@@ -121,7 +121,7 @@ static void emu_stop(emu_proc *p)
 
 /* The lines of the emulator's log that start with PREFIX (the prefix and
  * the space after it removed), joined with '|'. */
-static char *emu_lines(const emu_proc *p, const char *prefix)
+static inline char *emu_lines(const emu_proc *p, const char *prefix)
 {
     FILE *f = fopen(p->log, "r");
     size_t cap = 1 << 16, len = 0;
@@ -139,7 +139,7 @@ static char *emu_lines(const emu_proc *p, const char *prefix)
 }
 
 /* How many log lines equal TEXT exactly. */
-static int emu_count(const emu_proc *p, const char *text)
+static inline int emu_count(const emu_proc *p, const char *text)
 {
     FILE *f = fopen(p->log, "r");
     char line[512];
@@ -153,7 +153,7 @@ static int emu_count(const emu_proc *p, const char *text)
 }
 
 /* The last "pose X Y Z YAW" line of the log. */
-static int emu_last_pose(const emu_proc *p, double *x, double *y, double *z, double *yaw)
+static inline int emu_last_pose(const emu_proc *p, double *x, double *y, double *z, double *yaw)
 {
     FILE *f = fopen(p->log, "r");
     char line[512];
@@ -165,7 +165,7 @@ static int emu_last_pose(const emu_proc *p, double *x, double *y, double *z, dou
 }
 
 /* A configuration for the emulator P with short timeouts. */
-static tello_config harness_config(const emu_proc *p, int timeout_ms)
+static inline tello_config harness_config(const emu_proc *p, int timeout_ms)
 {
     tello_config cfg;
     tello_config_init(&cfg);
@@ -177,7 +177,7 @@ static tello_config harness_config(const emu_proc *p, int timeout_ms)
     return cfg;
 }
 
-static drone *harness_drone(const tello_config *cfg)
+static inline drone *harness_drone(const tello_config *cfg)
 {
     char err[256];
     drone *d = tello_new(cfg, err, sizeof err);
@@ -189,7 +189,8 @@ static drone *harness_drone(const tello_config *cfg)
 }
 
 /* Polls the driver's state until FN says yes or MS pass. */
-static int harness_wait_state(drone *d, int ms, int (*fn)(const drone_state *, void *), void *ud)
+static inline int harness_wait_state(drone *d, int ms, int (*fn)(const drone_state *, void *),
+                                     void *ud)
 {
     double end = harness_now_ms() + ms;
     drone_state s;
@@ -201,7 +202,7 @@ static int harness_wait_state(drone *d, int ms, int (*fn)(const drone_state *, v
     return -1;
 }
 
-static int harness_report(const char *name)
+static inline int harness_report(const char *name)
 {
     if (harness_failures) {
         fprintf(stderr, "%s: %d check(s) failed\n", name, harness_failures);
