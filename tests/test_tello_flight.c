@@ -248,6 +248,21 @@ static void late_replies_are_dropped(void)
     emu_stop(&p);
 }
 
+static void a_taken_state_port_is_a_clear_error(void)
+{
+    emu_proc p;
+    emu_start(&p, "port", NULL);
+    tello_config cfg = harness_config(&p, 3000);
+    drone *d = harness_drone(&cfg);
+    char err[256] = "";
+    CHECK(tello_new(&cfg, err, sizeof err) == NULL, "two drivers on one state port");
+    char want[64];
+    snprintf(want, sizeof want, "UDP port %d", cfg.state_port);
+    CHECK(strstr(err, want) && strstr(err, "state"), "message: %s", err);
+    d->ops->destroy(d);
+    emu_stop(&p);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -261,5 +276,6 @@ int main(void)
     state_string_is_parsed(1);
     cancel_sends_stop_and_leaves_the_drone_hovering();
     late_replies_are_dropped();
+    a_taken_state_port_is_a_clear_error();
     return harness_report("test_tello_flight");
 }

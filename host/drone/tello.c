@@ -19,7 +19,13 @@
  *   - the drone stayed still, with fresh state showing it: the command never
  *     arrived, so it is sent again (at most cfg.retries times);
  *   - no state arrives: we cannot know, so the command is NOT re-sent and
- *     the skill fails with a message saying the drone may have moved.
+ *     the skill fails with a message saying the drone may have moved
+ *     (except `land`, which is safe to repeat).
+ * Horizontal moves are seen only through the speeds, so the check relies on
+ * at least one state packet sent during the move getting through (a Tello
+ * flies at most 100 cm/s, so a move of D cm spans about D/10 packets, plus
+ * its acceleration). If all of them and the reply are lost, the move is
+ * flown again: the one case the driver cannot tell apart.
  * A late "ok" that arrives while we are checking is taken as the answer.
  * Commands without effect on the pose (command, streamon, stop, queries) are
  * simply re-sent.
@@ -406,6 +412,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
                 res = CTRL_OK;
                 goto out;
             }
+            if (c == CHECK_UNKNOWN && m->kind == MOTION_LAND) continue; /* safe to repeat */
             if (c == CHECK_UNKNOWN) {
                 snprintf(err, errlen,
                          "no reply from the Tello to '%s' within %d ms and no state from it: not "
@@ -603,7 +610,14 @@ static int tello_land(drone *d, char *err, size_t errlen)
     pthread_mutex_unlock(&t->lock);
     if (!up) return 0;
     motion m = {MOTION_LAND, 0};
-    if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) return -1;
+    if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) {
+        /* Refused because it is down already (it lands by itself on a low
+         * battery or a lost link): that is what we asked for. */
+        telemetry tm = telemetry_now(t);
+        if (!tm.have || now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
+            !strstr(err, "refused"))
+            return -1;
+    }
     pthread_mutex_lock(&t->lock);
     t->flying = false;
     t->z = 0;
@@ -815,8 +829,6 @@ static int open_socket(tello *t, int port, const char *what, char *err, size_t e
         snprintf(err, errlen, "cannot open a UDP socket: %s", strerror(errno));
         return -1;
     }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_storage local;
     memset(&local, 0, sizeof local);
     socklen_t len;
