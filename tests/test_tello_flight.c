@@ -174,8 +174,8 @@ static void state_string_is_parsed(int sdk3)
 {
     emu_proc p;
     emu_start(&p, sdk3 ? "state3" : "state2",
-              sdk3 ? ARGS("--battery", "63", "--speed", "1000", "--sdk3")
-                   : ARGS("--battery", "63", "--speed", "1000"));
+              sdk3 ? ARGS("--battery", "63", "--speed", "1000", "--turn-error", "3", "--sdk3")
+                   : ARGS("--battery", "63", "--speed", "1000", "--turn-error", "3"));
     tello_config cfg = harness_config(&p, 3000);
     cfg.video = false;
     cfg.start.yaw = 90; /* the take-off point faces east */
@@ -185,12 +185,16 @@ static void state_string_is_parsed(int sdk3)
     CHECK(harness_wait_state(d, 5000, state_ready, NULL) == 0, "no state received");
     CHECK(d->ops->turn(d, -30, err, sizeof err) == 0, "%s", err);
     CHECK(d->ops->move(d, DRONE_UP, 40, err, sizeof err) == 0, "%s", err);
-    harness_sleep_ms(300); /* a few state packets after the motion */
+    /* Right after the turn the pose is the commanded one... */
     drone_state s;
+    d->ops->get_state(d, &s);
+    CHECK(fabs(s.pose.yaw - 60) < 0.5, "yaw %.1f right after the turn", s.pose.yaw);
+    /* ...then the drone's own yaw (it turned 33 degrees, not 30) and h. */
+    harness_sleep_ms(500);
     d->ops->get_state(d, &s);
     CHECK(fabs(s.pose.z - 120) < 2, "z %.1f (h from the state string)", s.pose.z);
     CHECK(fabs(s.tof_cm - 130) < 2, "tof %.1f", s.tof_cm);
-    CHECK(fabs(s.pose.yaw - 60) < 2, "yaw %.1f", s.pose.yaw);
+    CHECK(fabs(s.pose.yaw - 57) < 0.5, "yaw %.1f (from the state string)", s.pose.yaw);
     CHECK(fabs(s.baro_cm - 10120) < 2, "baro %.1f cm", s.baro_cm);
     CHECK(s.battery == 63, "battery %d", s.battery);
     CHECK(s.vx == 0 && s.vy == 0 && s.vz == 0, "speeds %g %g %g", s.vx, s.vy, s.vz);

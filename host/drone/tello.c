@@ -270,12 +270,13 @@ static void drain(tello *t)
     char r[512];
     int got;
     while ((got = read_reply(t, r, sizeof r)) != 0)
-        if (got > 0 && t->trace) fprintf(stderr, "tello: late reply '%s' dropped\n", r);
+        if (got > 0 && t->trace)
+            fprintf(stderr, "tello %.0f: late reply '%s' dropped\n", now_ms(), r);
 }
 
 static int send_command(tello *t, const char *cmd, char *err, size_t errlen)
 {
-    if (t->trace) fprintf(stderr, "tello: > %s\n", cmd);
+    if (t->trace) fprintf(stderr, "tello %.0f: > %s\n", now_ms(), cmd);
     if (sendto(t->cmd_fd, cmd, strlen(cmd), 0, (struct sockaddr *)&t->addr, t->addrlen) < 0) {
         snprintf(err, errlen, "cannot send '%s' to the Tello at %s:%d: %s", cmd, t->cfg.host,
                  t->cfg.port, strerror(errno));
@@ -298,11 +299,12 @@ static int await_reply(tello *t, reply_kind kind, double deadline, bool abortabl
         int got = read_reply(t, reply, replylen);
         if (got <= 0) continue;
         if (reply_fits(kind, reply)) {
-            if (t->trace) fprintf(stderr, "tello: < %s\n", reply);
+            if (t->trace) fprintf(stderr, "tello %.0f: < %s\n", now_ms(), reply);
             return EX_REPLY;
         }
         if (t->trace)
-            fprintf(stderr, "tello: reply '%s' is not for this command, dropped\n", reply);
+            fprintf(stderr, "tello %.0f: reply '%s' is not for this command, dropped\n", now_ms(),
+                    reply);
     }
 }
 

@@ -2,7 +2,7 @@
  * tello_emu: a Tello that speaks SDK 2.0 on loopback, for the driver's tests.
  *
  *   tello_emu --state-port P [--port P] [--battery N] [--speed CM_S]
- *             [--turn-rate DEG_S] [--loss-in PCT] [--loss-out PCT]
+ *             [--turn-rate DEG_S] [--turn-error DEG] [--loss-in PCT] [--loss-out PCT]
  *             [--loss-state PCT] [--seed N] [--delay-ms N] [--autoland-ms N]
  *             [--reply WORD=TEXT]... [--drop-cmd WORD[:N]]
  *             [--drop-reply WORD[:N]] [--sdk3] [--silent] [--log FILE]
@@ -16,7 +16,9 @@
  * that arrive meanwhile wait their turn, except `stop` and `emergency`.
  * Range checks and error strings follow the drone: "out of range", "error
  * Motor stop" (moving on the ground), "unknown command: X", "error";
- * --reply WORD=TEXT answers TEXT to every command starting with WORD. With no
+ * --reply WORD=TEXT answers TEXT to every command starting with WORD;
+ * --turn-error DEG makes every turn DEG larger than asked, as a real drone's
+ * turns are not exact. With no
  * command for --autoland-ms (15000) while flying, it lands by itself.
  *
  * Loss: each incoming command, outgoing reply and state packet is dropped
@@ -64,7 +66,7 @@ typedef struct pending_reply {
 typedef struct emu {
     /* options */
     int port, state_port, battery;
-    double speed, turn_rate;
+    double speed, turn_rate, turn_error;
     double loss_in, loss_out, loss_state;
     int delay_ms, autoland_ms;
     bool sdk3, silent;
@@ -347,7 +349,8 @@ static void execute(emu *e, const char *cmd)
             reply(e, "error Motor stop");
         } else {
             pose to = e->p;
-            to.yaw += word[1] == 'w' ? deg : -deg;
+            double turned = deg + e->turn_error; /* a real drone is a little off */
+            to.yaw += word[1] == 'w' ? turned : -turned;
             start_motion(e, cmd, to, e->turn_rate, deg, true);
         }
     } else if (strcmp(word, "forward") == 0 || strcmp(word, "back") == 0 ||
@@ -477,7 +480,8 @@ static int bind_udp(int port)
 static int usage(void)
 {
     fprintf(stderr, "usage: tello_emu --state-port P [--port P] [--battery N] [--speed CM_S] "
-                    "[--turn-rate DEG_S] [--loss-in PCT] [--loss-out PCT] [--loss-state PCT] "
+                    "[--turn-rate DEG_S] [--turn-error DEG] [--loss-in PCT] [--loss-out PCT] "
+                    "[--loss-state PCT] "
                     "[--seed N] [--delay-ms N] [--autoland-ms N] [--reply WORD=TEXT]... "
                     "[--drop-cmd WORD[:N]] [--drop-reply WORD[:N]] [--sdk3] [--silent] [--log "
                     "FILE] [--max-runtime-s N]\n");
@@ -499,6 +503,7 @@ int main(int argc, char **argv)
                                          {"battery", required_argument, 0, 'b'},
                                          {"speed", required_argument, 0, 'v'},
                                          {"turn-rate", required_argument, 0, 't'},
+                                         {"turn-error", required_argument, 0, 'T'},
                                          {"loss-in", required_argument, 0, 'i'},
                                          {"loss-out", required_argument, 0, 'o'},
                                          {"loss-state", required_argument, 0, 'S'},
@@ -522,6 +527,7 @@ int main(int argc, char **argv)
         case 'b': e.battery = atoi(optarg); break;
         case 'v': e.speed = atof(optarg); break;
         case 't': e.turn_rate = atof(optarg); break;
+        case 'T': e.turn_error = atof(optarg); break;
         case 'i': e.loss_in = atof(optarg); break;
         case 'o': e.loss_out = atof(optarg); break;
         case 'S': e.loss_state = atof(optarg); break;
