@@ -1,5 +1,5 @@
 /*
- * Files compiled into the binary: lua/*.lua, skills/*.lua, prompts/*.txt.
+ * Files compiled into the binary: lua/NAME.lua, skills/NAME.lua, prompts/NAME.txt.
  * The table is generated at build time by cmake/embed.cmake.
  */
 #ifndef ALOFT_EMBEDDED_H

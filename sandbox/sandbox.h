@@ -73,6 +73,10 @@ void sandbox_cancel(sandbox *sb);
  * environment (used to bind skills). Must be called before scripts run. */
 void sandbox_set_global(sandbox *sb, const char *name, lua_CFunction fn, void *upvalue);
 
+/* Pops the table on top of the stack and makes a read-only view of it a
+ * global of the base environment (used for lua/NAME.lua runtime tables). */
+void sandbox_set_global_table(sandbox *sb, const char *name);
+
 /* Pushes the read-only base environment table (the table every chunk's
  * globals fall back to). */
 void sandbox_push_base(sandbox *sb);

@@ -1,6 +1,7 @@
 #include "cmd/cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,19 @@ int cli_parse_u64(const char *s, bool binary, unsigned long long *out)
     if (errno || end == s) return -1;
     unsigned long long mul = 1, k = binary ? 1024 : 1000;
     switch (*end) {
-    case 'k': case 'K': mul = k; end++; break;
-    case 'M': mul = k * k; end++; break;
-    case 'G': mul = k * k * k; end++; break;
+    case 'k':
+    case 'K':
+        mul = k;
+        end++;
+        break;
+    case 'M':
+        mul = k * k;
+        end++;
+        break;
+    case 'G':
+        mul = k * k * k;
+        end++;
+        break;
     default: break;
     }
     if (*end) return -1;
@@ -69,9 +80,12 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
             cli_usage_error(c->cmd, "'%s' is not a positive number", arg);
             return -1;
         }
-        if (opt == OPT_MAX_INSTRUCTIONS) c->limits.max_instructions = v;
-        else if (opt == OPT_MAX_MEMORY) c->limits.max_memory = (size_t)v;
-        else c->limits.timeout_ms = v;
+        if (opt == OPT_MAX_INSTRUCTIONS)
+            c->limits.max_instructions = v;
+        else if (opt == OPT_MAX_MEMORY)
+            c->limits.max_memory = (size_t)v;
+        else
+            c->limits.timeout_ms = v;
         return 1;
     default: return 0;
     }
@@ -95,8 +109,7 @@ char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
         if (n > max) {
-            snprintf(err, errlen, "'%s' is larger than %zu bytes", is_stdin ? "stdin" : path,
-                     max);
+            snprintf(err, errlen, "'%s' is larger than %zu bytes", is_stdin ? "stdin" : path, max);
             free(buf);
             if (!is_stdin) fclose(f);
             return NULL;
@@ -150,4 +163,34 @@ int cli_pending(int argc, char **argv, const char *usage)
         }
     }
     return cli_fail(argv[0], "this command is not implemented yet");
+}
+
+static sandbox *volatile cancel_target;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    sandbox *sb = cancel_target;
+    if (sb) sandbox_cancel(sb); /* an atomic store: safe in a handler */
+}
+
+void cli_cancel_on_signal(sandbox *sb)
+{
+    cancel_target = sb;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sb ? on_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+sandbox_limits cli_limits(const cli_common *c)
+{
+    sandbox_limits l = c->limits;
+    if (!l.max_instructions) l.max_instructions = SANDBOX_DEFAULT_INSTRUCTIONS;
+    if (!l.max_memory) l.max_memory = SANDBOX_DEFAULT_MEMORY;
+    if (!l.timeout_ms) l.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+    if (!l.max_output) l.max_output = SANDBOX_DEFAULT_OUTPUT;
+    return l;
 }

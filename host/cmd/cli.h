@@ -41,10 +41,14 @@ enum {
 #define CLI_LIMIT_OPTIONS                                                                          \
     {"max-instructions", required_argument, 0, OPT_MAX_INSTRUCTIONS},                              \
         {"max-memory", required_argument, 0, OPT_MAX_MEMORY},                                      \
-        {"timeout-ms", required_argument, 0, OPT_TIMEOUT_MS}
+    {                                                                                              \
+        "timeout-ms", required_argument, 0, OPT_TIMEOUT_MS                                         \
+    }
 #define CLI_COMMON_OPTIONS                                                                         \
     {"skills", required_argument, 0, OPT_SKILLS}, {"json", no_argument, 0, OPT_JSON},              \
-        {"help", no_argument, 0, OPT_HELP}
+    {                                                                                              \
+        "help", no_argument, 0, OPT_HELP                                                           \
+    }
 
 typedef struct cli_common {
     const char *cmd;
@@ -80,6 +84,13 @@ void cli_print_json(cJSON *doc);
 /* Loads the registry with built-ins and --skills directories; problems with
  * user skill files are reported on stderr as "aloft: PATH: reason". */
 skill_registry *cli_load_registry(const cli_common *c);
+
+/* Makes Ctrl-C (SIGINT) and SIGTERM cancel SB instead of killing the
+ * process; NULL restores the default behaviour. */
+void cli_cancel_on_signal(sandbox *sb);
+
+/* Limits from the command line, with the sandbox defaults filled in. */
+sandbox_limits cli_limits(const cli_common *c);
 
 /* For commands not built yet: handles --help with USAGE, otherwise says so
  * and returns CLI_FAIL. */

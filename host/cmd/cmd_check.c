@@ -2,5 +2,7 @@
 
 int cmd_check(int argc, char **argv)
 {
-    return cli_pending(argc, argv, "Usage: aloft check [--json] [--verify N --scene S] [--skills DIR] FILE|-\n\nParse and validate a MiniSpec plan.\n");
+    return cli_pending(argc, argv,
+                       "Usage: aloft check [--json] [--verify N --scene S] [--skills DIR] "
+                       "FILE|-\n\nParse and validate a MiniSpec plan.\n");
 }

@@ -2,5 +2,6 @@
 
 int cmd_log(int argc, char **argv)
 {
-    return cli_pending(argc, argv, "Usage: aloft log [--db F] [--json] [ID]\n\nShow mission history.\n");
+    return cli_pending(argc, argv,
+                       "Usage: aloft log [--db F] [--json] [ID]\n\nShow mission history.\n");
 }

@@ -2,5 +2,7 @@
 
 int cmd_run(int argc, char **argv)
 {
-    return cli_pending(argc, argv, "Usage: aloft run [--scene S] (--plan FILE|- | --task TEXT) [options]\n\nFly one mission.\n");
+    return cli_pending(argc, argv,
+                       "Usage: aloft run [--scene S] (--plan FILE|- | --task TEXT) "
+                       "[options]\n\nFly one mission.\n");
 }

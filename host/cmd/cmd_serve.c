@@ -2,5 +2,6 @@
 
 int cmd_serve(int argc, char **argv)
 {
-    return cli_pending(argc, argv, "Usage: aloft serve [--port P] [--drone ...]\n\nServe the web UI.\n");
+    return cli_pending(argc, argv,
+                       "Usage: aloft serve [--port P] [--drone ...]\n\nServe the web UI.\n");
 }

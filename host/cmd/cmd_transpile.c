@@ -2,5 +2,7 @@
 
 int cmd_transpile(int argc, char **argv)
 {
-    return cli_pending(argc, argv, "Usage: aloft transpile [--skills DIR] FILE|-\n\nPrint the Lua a MiniSpec plan compiles to.\n");
+    return cli_pending(argc, argv,
+                       "Usage: aloft transpile [--skills DIR] FILE|-\n\nPrint the Lua a MiniSpec "
+                       "plan compiles to.\n");
 }

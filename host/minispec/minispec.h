@@ -27,8 +27,8 @@ typedef struct ms_options {
 
 typedef struct ms_result {
     bool ok;
-    char *lua;       /* malloc'd Lua chunk when ok; see lua/minispec.lua */
-    ms_diag *diags;  /* every independent error, in source order */
+    char *lua;      /* malloc'd Lua chunk when ok; see lua/minispec.lua */
+    ms_diag *diags; /* every independent error, in source order */
     int ndiags;
     const char *dialect; /* "v1", "v2" or "mixed" */
     char **skills;       /* full names of the skills used, in first-use order */
@@ -37,8 +37,8 @@ typedef struct ms_result {
 
 /* Compiles a whole plan. Returns 0 when the plan is valid (out->ok), -1
  * otherwise; diagnostics are in OUT either way. Free with ms_result_free. */
-int minispec_compile(const skill_registry *reg, const char *src, size_t len,
-                     const ms_options *opts, ms_result *out);
+int minispec_compile(const skill_registry *reg, const char *src, size_t len, const ms_options *opts,
+                     ms_result *out);
 void ms_result_free(ms_result *r);
 
 /* Compiles the minispec= definition of high-level skill S into S->lua_code

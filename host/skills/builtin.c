@@ -21,8 +21,8 @@ typedef struct builtin_spec {
 static const builtin_spec builtins[] = {
     {"move_forward", NULL, skill_move_forward, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
      "fly forward by distance cm"},
-    {"move_backward", NULL, skill_move_backward, "distance", SKILL_T_INT, SKILL_T_BOOL,
-     SKILL_MOVES, "fly backward by distance cm"},
+    {"move_backward", NULL, skill_move_backward, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
+     "fly backward by distance cm"},
     {"move_left", NULL, skill_move_left, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
      "fly left by distance cm"},
     {"move_right", NULL, skill_move_right, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,

@@ -3,7 +3,7 @@
  * metadata the MiniSpec checker, the prompts and `aloft skills` need.
  *
  * Low-level skills are registered from C (host/skills/builtin.c). High-level
- * skills are Lua files (skills/*.lua built in, plus user directories) that
+ * skills are Lua files (the built-in skills/NAME.lua, plus user directories) that
  * return a table (SPEC §5):
  *   {name=, description=, args={{name=,type=}}, returns=, run=function(...) end}
  * or `minispec="..."` instead of `run`.
@@ -74,10 +74,10 @@ typedef struct skill {
     skill_fn fn; /* low-level only */
 
     /* High-level only: where it came from and its text. */
-    char *path;       /* "skills/scan.lua" for built-ins, the file path otherwise */
-    char *source;     /* the file's Lua text */
-    char *minispec;   /* the MiniSpec definition, when the file has minispec= */
-    char *lua_code;   /* the Lua chunk that returns the run function, once compiled */
+    char *path;     /* "skills/scan.lua" for built-ins, the file path otherwise */
+    char *source;   /* the file's Lua text */
+    char *minispec; /* the MiniSpec definition, when the file has minispec= */
+    char *lua_code; /* the Lua chunk that returns the run function, once compiled */
     bool builtin;
 } skill;
 

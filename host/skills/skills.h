@@ -31,11 +31,11 @@ typedef enum skill_event_kind { SKILL_EVENT_CALL, SKILL_EVENT_RETURN } skill_eve
 typedef struct skill_event {
     skill_event_kind kind;
     const skill *skill;
-    int depth;             /* 0 for calls from the plan, 1+ inside high-level skills */
-    const cJSON *args;     /* array */
-    const cJSON *ret;      /* on RETURN: the value (may be NULL for none) */
-    double t_ms;           /* wall time since skills_bind */
-    double sim_ms;         /* simulated time, when a simulator runs */
+    int depth;         /* 0 for calls from the plan, 1+ inside high-level skills */
+    const cJSON *args; /* array */
+    const cJSON *ret;  /* on RETURN: the value (may be NULL for none) */
+    double t_ms;       /* wall time since skills_bind */
+    double sim_ms;     /* simulated time, when a simulator runs */
 } skill_event;
 
 /* Per-mission state the skills act on. Zero-initialise, fill what exists,
@@ -44,7 +44,7 @@ typedef struct skill_event {
 typedef struct skill_ctx {
     const skill_registry *reg;
     sandbox *sb;
-    struct drone *drone;   /* NULL: drone skills fail ("no drone") */
+    struct drone *drone; /* NULL: drone skills fail ("no drone") */
 
     /* The current camera view: fills OUT with up to MAX objects, returns how
      * many, or -1 with a message. NULL: vision skills fail ("no camera").
@@ -61,14 +61,16 @@ typedef struct skill_ctx {
     void (*on_event)(void *ud, const skill_event *ev);
     void *event_ud;
 
-    /* Filled while running. */
-    cJSON *calls;        /* [{"skill","args","ret","t_ms"}], every call in order */
-    cJSON *violations;   /* [{"skill","reason"}] */
-    bool replan;         /* replan requested (rp) */
+    /* Filled while running. skills_bind creates the arrays when NULL and
+     * skills_release deletes them: take them (set to NULL) to keep them. */
+    cJSON *calls;      /* [{"skill","args","ret","t_ms"}], every call in order */
+    cJSON *violations; /* [{"skill","reason"}] */
+    bool replan;       /* replan requested (rp) */
     char replan_reason[256];
     double first_action_ms; /* first MOVES/SEES call, -1 until then */
     int depth;
-    double t0_ms;
+    double t0_ms;   /* skills_now_ms() at mission start; 0 = set by skills_bind */
+    void *bindings; /* private to skills.c */
 } skill_ctx;
 
 /* Binds every skill of ctx->reg into ctx->sb and loads the high-level skill

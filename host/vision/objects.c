@@ -27,8 +27,7 @@ const vision_object *vision_find(const vision_object *objs, int n, const char *n
     for (int i = 0; i < n; i++)
         if (strcmp(objs[i].name, name) == 0) return &objs[i];
     for (int i = 0; i < n; i++)
-        if (strcmp(objs[i].cls, name) == 0 &&
-            (!best || objs[i].w * objs[i].h > best->w * best->h))
+        if (strcmp(objs[i].cls, name) == 0 && (!best || objs[i].w * objs[i].h > best->w * best->h))
             best = &objs[i];
     return best;
 }

@@ -1,0 +1,135 @@
+/* aloft lua [--scene S] SCRIPT.lua|- [limits]: run a script in the sandbox with
+ * every skill bound. This is the skill author's workbench. */
+#include "cmd/cli.h"
+#include "skills/skills.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "Usage: aloft lua [options] SCRIPT.lua|-\n"
+    "\n"
+    "Run a Lua 5.4 script in the mission sandbox with every skill bound as a\n"
+    "global function (turn_cw(90), is_visible('apple'), log('hi'), ...).\n"
+    "Without a scene, skills that need a drone fail with an error.\n"
+    "\n"
+    "  --scene FILE             fly in the simulator with this scene\n"
+    "  --skills DIR             also load the skill files of DIR (repeatable)\n"
+    "  --max-instructions N     instruction budget (default 10000000)\n"
+    "  --max-memory BYTES       memory cap, k/M/G suffixes allowed (default 16M)\n"
+    "  --timeout-ms N           wall-clock limit (default 300000)\n"
+    "  --json                   print {\"ok\",\"error\",\"limit\",\"logs\",\"calls\",\n"
+    "                           \"instructions\",\"memory_peak\"}\n"
+    "\n"
+    "Exit status: 0 if the script ran to its end, 1 if it failed or hit a limit,\n"
+    "2 on a usage error.\n";
+
+static void echo_output(void *ud, const char *text, size_t len)
+{
+    fwrite(text, 1, len, (FILE *)ud);
+    fflush((FILE *)ud);
+}
+
+/* The output split into lines, for the JSON "logs" list. */
+static cJSON *output_lines(const sandbox *sb)
+{
+    cJSON *logs = cJSON_CreateArray();
+    size_t len;
+    const char *out = sandbox_output(sb, &len);
+    const char *end = out + len;
+    while (out < end) {
+        const char *nl = memchr(out, '\n', (size_t)(end - out));
+        size_t n = nl ? (size_t)(nl - out) : (size_t)(end - out);
+        char *line = strndup(out, n);
+        cJSON_AddItemToArray(logs, cJSON_CreateString(line));
+        free(line);
+        out += n + (nl ? 1 : 0);
+    }
+    if (sandbox_output_truncated(sb))
+        cJSON_AddItemToArray(logs, cJSON_CreateString("[output truncated]"));
+    return logs;
+}
+
+int cmd_lua(int argc, char **argv)
+{
+    cli_common c = {.cmd = "lua"};
+    static const struct option opts[] = {CLI_COMMON_OPTIONS,
+                                         CLI_LIMIT_OPTIONS,
+                                         {"scene", required_argument, 0, OPT_SCENE},
+                                         {0, 0, 0, 0}};
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (opt == 'h') opt = OPT_HELP;
+        int r = cli_common_option(&c, opt, optarg);
+        if (r < 0) return CLI_USAGE;
+        if (r == 0) return cli_usage_error(c.cmd, "unknown option");
+    }
+    if (c.help) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    if (optind != argc - 1)
+        return cli_usage_error(c.cmd, optind == argc ? "missing SCRIPT.lua (or - for stdin)"
+                                                     : "only one script may be given");
+    const char *path = argv[optind];
+    if (c.scene) return cli_fail(c.cmd, "--scene: the simulator is not available yet");
+
+    char err[1024];
+    size_t len;
+    char *code = cli_read_input(path, CLI_MAX_INPUT, &len, err, sizeof err);
+    if (!code) return cli_fail(c.cmd, "%s", err);
+
+    skill_registry *reg = cli_load_registry(&c);
+    if (!reg) {
+        free(code);
+        return CLI_FAIL;
+    }
+    sandbox_limits lim = cli_limits(&c);
+    sandbox *sb = sandbox_new(&lim, err, sizeof err);
+    if (!sb) {
+        registry_free(reg);
+        free(code);
+        return cli_fail(c.cmd, "%s", err);
+    }
+    sandbox_set_output_hook(sb, echo_output, c.json ? stderr : stdout);
+    skill_ctx ctx = {.reg = reg, .sb = sb};
+    int status = CLI_FAIL;
+    sandbox_status st = SANDBOX_ERROR;
+    if (skills_bind(&ctx, err, sizeof err) == 0) {
+        char chunk[512];
+        snprintf(chunk, sizeof chunk, "%s%s", strcmp(path, "-") ? "@" : "=",
+                 strcmp(path, "-") ? path : "stdin");
+        cli_cancel_on_signal(sb);
+        st = sandbox_run(sb, code, len, chunk, err, sizeof err);
+        cli_cancel_on_signal(NULL);
+        status = st == SANDBOX_OK ? CLI_OK : CLI_FAIL;
+    }
+    sandbox_usage use = sandbox_get_usage(sb);
+    if (c.json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddBoolToObject(doc, "ok", status == CLI_OK);
+        if (status == CLI_OK)
+            cJSON_AddNullToObject(doc, "error");
+        else
+            cJSON_AddStringToObject(doc, "error", err);
+        if (st == SANDBOX_OK || st == SANDBOX_ERROR)
+            cJSON_AddNullToObject(doc, "limit");
+        else
+            cJSON_AddStringToObject(doc, "limit", sandbox_status_name(st));
+        cJSON_AddItemToObject(doc, "logs", output_lines(sb));
+        cJSON_AddItemToObject(doc, "calls", ctx.calls);
+        ctx.calls = NULL;
+        cJSON_AddNumberToObject(doc, "instructions", (double)use.instructions);
+        cJSON_AddNumberToObject(doc, "memory_peak", (double)use.memory_peak);
+        cli_print_json(doc);
+    } else if (status != CLI_OK) {
+        fprintf(stderr, "aloft lua: %s\n", err);
+    }
+    skills_release(&ctx);
+    sandbox_free(sb);
+    registry_free(reg);
+    free(code);
+    return status;
+}

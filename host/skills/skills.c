@@ -1,0 +1,305 @@
+/*
+ * The single path from Lua to a skill (see skills.h): every skill global is a
+ * closure around skills_dispatch with its binding as upvalue.
+ */
+#include "skills/skills.h"
+
+#include "embedded.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct skill_binding {
+    skill_ctx *ctx;
+    const skill *skill;
+    int run_ref; /* high-level: registry reference of the run function */
+} skill_binding;
+
+/* skill_ctx keeps its bindings here; allocated by skills_bind. */
+typedef struct binding_table {
+    skill_binding *items;
+    size_t n;
+} binding_table;
+
+static const char ctx_key = 'C';
+
+double skills_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+skill_ctx *skills_ctx(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    skill_ctx *ctx = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return ctx;
+}
+
+/* ---- values <-> JSON ------------------------------------------------------------ */
+
+static cJSON *value_to_json(lua_State *L, int idx)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN: return cJSON_CreateBool(lua_toboolean(L, idx));
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) return cJSON_CreateNumber((double)lua_tointeger(L, idx));
+        return cJSON_CreateNumber(lua_tonumber(L, idx));
+    case LUA_TSTRING: return cJSON_CreateString(lua_tostring(L, idx));
+    case LUA_TNIL:
+    case LUA_TNONE: return cJSON_CreateNull();
+    default: return cJSON_CreateString(luaL_typename(L, idx));
+    }
+}
+
+/* ---- argument checking ----------------------------------------------------------- */
+
+static const char *plural(int n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* Checks and converts argument I (1-based) to the declared type, in place. */
+static void check_arg(lua_State *L, const skill *s, int i)
+{
+    const skill_arg *a = &s->args[i - 1];
+    int t = lua_type(L, i);
+    if (t == LUA_TNIL && a->optional) return;
+    switch (a->type) {
+    case SKILL_T_INT:
+        if (t == LUA_TNUMBER) {
+            if (!lua_isinteger(L, i)) {
+                double v = lua_tonumber(L, i);
+                if (!isfinite(v) || fabs(v) > 1e9)
+                    luaL_error(L, "%s: %s must be a finite number", s->name, a->name);
+                lua_pushinteger(L, (lua_Integer)llround(v));
+                lua_replace(L, i);
+            }
+            return;
+        }
+        break;
+    case SKILL_T_FLOAT:
+        if (t == LUA_TNUMBER) return;
+        break;
+    case SKILL_T_STR:
+        if (t == LUA_TSTRING) return;
+        if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+            /* MiniSpec prints booleans as True/False */
+            if (t == LUA_TBOOLEAN)
+                lua_pushstring(L, lua_toboolean(L, i) ? "True" : "False");
+            else
+                luaL_tolstring(L, i, NULL);
+            lua_replace(L, i);
+            return;
+        }
+        break;
+    case SKILL_T_BOOL:
+        if (t == LUA_TBOOLEAN) return;
+        break;
+    default: return;
+    }
+    luaL_error(L, "%s: argument %d (%s) must be %s, got %s", s->name, i, a->name,
+               skill_type_name(a->type), luaL_typename(L, i));
+}
+
+static void check_args(lua_State *L, const skill *s)
+{
+    int n = lua_gettop(L);
+    if (n < s->min_args || n > s->nargs) {
+        if (s->min_args == s->nargs)
+            luaL_error(L, "%s takes %d argument%s, got %d", s->name, s->nargs, plural(s->nargs), n);
+        else
+            luaL_error(L, "%s takes %d to %d arguments, got %d", s->name, s->min_args, s->nargs, n);
+    }
+    for (int i = 1; i <= n; i++)
+        check_arg(L, s, i);
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+static void emit(skill_ctx *ctx, skill_event_kind kind, const skill *s, const cJSON *args,
+                 const cJSON *ret, double t)
+{
+    if (!ctx->on_event) return;
+    skill_event ev = {kind, s, ctx->depth, args, ret, t, 0};
+    ctx->on_event(ctx->event_ud, &ev);
+}
+
+void skills_violation(skill_ctx *ctx, const char *skill_name, const char *reason)
+{
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "skill", skill_name);
+    cJSON_AddStringToObject(v, "reason", reason);
+    if (ctx->violations)
+        cJSON_AddItemToArray(ctx->violations, v);
+    else
+        cJSON_Delete(v);
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+static int call_high_level(lua_State *L, skill_binding *b, int nargs)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, b->run_ref);
+    lua_insert(L, 1);
+    b->ctx->depth++;
+    int rc = lua_pcall(L, nargs, 1, 0);
+    b->ctx->depth--;
+    if (rc != LUA_OK) return lua_error(L); /* same error object: limits keep identity */
+    return 1;
+}
+
+static int skills_dispatch(lua_State *L)
+{
+    skill_binding *b = lua_touserdata(L, lua_upvalueindex(1));
+    skill_ctx *ctx = b->ctx;
+    const skill *s = b->skill;
+    sandbox_check(L);
+    check_args(L, s);
+    int nargs = lua_gettop(L);
+
+    double t = skills_now_ms() - ctx->t0_ms;
+    cJSON *args = cJSON_CreateArray();
+    for (int i = 1; i <= nargs; i++)
+        cJSON_AddItemToArray(args, value_to_json(L, i));
+    cJSON *call = cJSON_CreateObject();
+    cJSON_AddStringToObject(call, "skill", s->name);
+    cJSON_AddItemToObject(call, "args", args);
+    cJSON_AddNullToObject(call, "ret");
+    cJSON_AddNumberToObject(call, "t_ms", t);
+    if (ctx->calls) cJSON_AddItemToArray(ctx->calls, call);
+    if ((s->flags & (SKILL_MOVES | SKILL_SEES)) && ctx->first_action_ms < 0)
+        ctx->first_action_ms = t;
+    emit(ctx, SKILL_EVENT_CALL, s, args, NULL, t);
+
+    int nres;
+    if (s->level == SKILL_HIGH) {
+        nres = call_high_level(L, b, nargs);
+    } else {
+        nres = s->fn(ctx, L);
+        sandbox_check(L); /* a skill interrupted by a limit must not report success */
+    }
+    if (nres < 1) {
+        lua_pushnil(L);
+        nres = 1;
+    }
+    cJSON *ret = value_to_json(L, -1);
+    if (ctx->calls) cJSON_ReplaceItemInObject(call, "ret", ret);
+    emit(ctx, SKILL_EVENT_RETURN, s, args, ret, skills_now_ms() - ctx->t0_ms);
+    if (!ctx->calls) {
+        cJSON_Delete(ret);
+        cJSON_Delete(call);
+    }
+    return 1;
+}
+
+/* ---- binding ----------------------------------------------------------------- */
+
+/* Runs a chunk that must return a value of type WANT, left on the stack. */
+static int load_value(skill_ctx *ctx, const char *code, size_t len, const char *chunk, int want,
+                      char *err, size_t errlen)
+{
+    char msg[400];
+    if (sandbox_load(ctx->sb, code, len, chunk, msg, sizeof msg) != SANDBOX_OK ||
+        sandbox_call(ctx->sb, 0, 1, msg, sizeof msg) != SANDBOX_OK) {
+        snprintf(err, errlen, "%s: %s", chunk + 1, msg);
+        return -1;
+    }
+    lua_State *L = sandbox_lua(ctx->sb);
+    if (lua_type(L, -1) != want) {
+        snprintf(err, errlen, "%s: must return a %s", chunk + 1, lua_typename(L, want));
+        lua_pop(L, 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_run_function(skill_ctx *ctx, skill_binding *b, char *err, size_t errlen)
+{
+    const skill *s = b->skill;
+    lua_State *L = sandbox_lua(ctx->sb);
+    char chunk[300];
+    snprintf(chunk, sizeof chunk, "@%s", s->path ? s->path : s->name);
+    if (s->lua_code) {
+        if (load_value(ctx, s->lua_code, strlen(s->lua_code), chunk, LUA_TFUNCTION, err, errlen))
+            return -1;
+    } else {
+        if (load_value(ctx, s->source, strlen(s->source), chunk, LUA_TTABLE, err, errlen))
+            return -1;
+        if (lua_getfield(L, -1, "run") != LUA_TFUNCTION) {
+            snprintf(err, errlen, "%s: 'run' must be a function", chunk + 1);
+            lua_pop(L, 2);
+            return -1;
+        }
+        lua_remove(L, -2);
+    }
+    b->run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+/* Every lua/NAME.lua returns a table that becomes the read-only global NAME. */
+static int load_runtime(skill_ctx *ctx, char *err, size_t errlen)
+{
+    for (const embedded_file *f = embedded_files; f->path; f++) {
+        if (strncmp(f->path, "lua/", 4) != 0) continue;
+        char chunk[200], name[64];
+        snprintf(chunk, sizeof chunk, "@%s", f->path);
+        snprintf(name, sizeof name, "%s", f->path + 4);
+        char *dot = strrchr(name, '.');
+        if (dot) *dot = '\0';
+        if (load_value(ctx, f->data, f->len, chunk, LUA_TTABLE, err, errlen)) return -1;
+        sandbox_set_global_table(ctx->sb, name);
+    }
+    return 0;
+}
+
+int skills_bind(skill_ctx *ctx, char *err, size_t errlen)
+{
+    lua_State *L = sandbox_lua(ctx->sb);
+    size_t n = registry_count(ctx->reg);
+    binding_table *bt = calloc(1, sizeof *bt);
+    bt->items = calloc(n ? n : 1, sizeof *bt->items);
+    bt->n = n;
+    ctx->bindings = bt;
+    if (ctx->t0_ms == 0) ctx->t0_ms = skills_now_ms();
+    ctx->first_action_ms = -1;
+    if (!ctx->calls) ctx->calls = cJSON_CreateArray();
+    if (!ctx->violations) ctx->violations = cJSON_CreateArray();
+
+    lua_pushlightuserdata(L, ctx);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &ctx_key);
+
+    for (size_t i = 0; i < n; i++) {
+        skill_binding *b = &bt->items[i];
+        b->ctx = ctx;
+        b->skill = registry_at(ctx->reg, i);
+        b->run_ref = LUA_NOREF;
+        sandbox_set_global(ctx->sb, b->skill->name, skills_dispatch, b);
+        if (b->skill->alias[0]) sandbox_set_global(ctx->sb, b->skill->alias, skills_dispatch, b);
+    }
+    if (load_runtime(ctx, err, errlen)) return -1;
+    for (size_t i = 0; i < n; i++) {
+        skill_binding *b = &bt->items[i];
+        if (b->skill->level == SKILL_HIGH && load_run_function(ctx, b, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+void skills_release(skill_ctx *ctx)
+{
+    binding_table *bt = ctx->bindings;
+    if (bt) {
+        free(bt->items);
+        free(bt);
+    }
+    ctx->bindings = NULL;
+    cJSON_Delete(ctx->calls);
+    cJSON_Delete(ctx->violations);
+    ctx->calls = ctx->violations = NULL;
+}

@@ -1,0 +1,393 @@
+/*
+ * Limits and running (SPEC §6). The policy of what a script may see is in
+ * env.c; this file makes sure that whatever it does, it ends:
+ *
+ *  - The allocator refuses to grow past max_memory. Lua answers a refusal
+ *    with an emergency collection and one more try; only when that retry is
+ *    refused too is the cap really reached, and the state is poisoned.
+ *  - The count hook runs every SANDBOX_HOOK_STEP instructions on every thread
+ *    (coroutines inherit it from the thread that creates them). It charges the
+ *    budget and checks the deadline and the cancel flag.
+ *  - Poisoned: the hook is re-armed to fire on every instruction and raises
+ *    the limit error each time. A script that catches it (pcall, xpcall, a
+ *    coroutine, a __close handler) gets at most one more instruction before
+ *    it is raised again, so the error always reaches the host.
+ *  - The limit error is a light userdata whose address only this file knows;
+ *    the host trusts sandbox->poison, never an error message.
+ */
+#include "sandbox/sandbox_internal.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct sandbox {
+    lua_State *L;
+    sandbox_limits lim;
+
+    size_t mem_used, mem_peak;
+    /* The last refused request; refused again right after the emergency
+     * collection means the cap is really reached. */
+    const void *refused_ptr;
+    size_t refused_osize, refused_nsize;
+
+    uint64_t instructions;
+    uint64_t deadline_ns;
+    atomic_int cancel;
+    sandbox_status poison;
+
+    int base_ref; /* registry reference of the base environment */
+
+    char *out;
+    size_t out_len;
+    bool out_truncated;
+    void (*out_hook)(void *ud, const char *line, size_t len);
+    void *out_hook_ud;
+};
+
+static const char limit_key = 'L'; /* its address is the limit error */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+sandbox *sandbox_from_lua(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    sandbox *sb = ud;
+    if (!ptr) osize = 0; /* osize encodes the object type for new blocks */
+    if (nsize == 0) {
+        free(ptr);
+        sb->mem_used -= osize;
+        return NULL;
+    }
+    if (nsize > osize && sb->mem_used + (nsize - osize) > sb->lim.max_memory) {
+        if (sb->refused_ptr == ptr && sb->refused_osize == osize && sb->refused_nsize == nsize &&
+            sb->poison == SANDBOX_OK)
+            sb->poison = SANDBOX_MEMORY;
+        sb->refused_ptr = ptr;
+        sb->refused_osize = osize;
+        sb->refused_nsize = nsize;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (!p) return NULL;
+    sb->refused_nsize = 0;
+    sb->mem_used = sb->mem_used - osize + nsize;
+    if (sb->mem_used > sb->mem_peak) sb->mem_peak = sb->mem_used;
+    return p;
+}
+
+/* ---- the hook ----------------------------------------------------------- */
+
+static void sandbox_hook(lua_State *L, lua_Debug *ar);
+
+/* Makes the current thread fail on its next instruction, then raises. */
+static int raise_limit(lua_State *L)
+{
+    lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
+    lua_pushlightuserdata(L, (void *)&limit_key);
+    return lua_error(L);
+}
+
+/* Sets the poison if a limit other than memory has tripped. */
+static void check_limits(sandbox *sb)
+{
+    if (sb->poison != SANDBOX_OK) return;
+    if (sb->instructions > sb->lim.max_instructions)
+        sb->poison = SANDBOX_INSTRUCTIONS;
+    else if (atomic_load_explicit(&sb->cancel, memory_order_relaxed))
+        sb->poison = SANDBOX_CANCELLED;
+    else if (now_ns() >= sb->deadline_ns)
+        sb->poison = SANDBOX_TIMEOUT;
+}
+
+static void sandbox_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    sandbox *sb = sandbox_from_lua(L);
+    if (sb->poison == SANDBOX_OK) {
+        sb->instructions += SANDBOX_HOOK_STEP;
+        check_limits(sb);
+        if (sb->poison == SANDBOX_OK) return;
+    }
+    raise_limit(L);
+}
+
+void sandbox_charge(lua_State *L, uint64_t n)
+{
+    sandbox *sb = sandbox_from_lua(L);
+    sb->instructions += n;
+    check_limits(sb);
+    if (sb->poison != SANDBOX_OK) raise_limit(L);
+}
+
+void sandbox_check(lua_State *L)
+{
+    sandbox *sb = sandbox_from_lua(L);
+    check_limits(sb);
+    if (sb->poison != SANDBOX_OK) raise_limit(L);
+}
+
+bool sandbox_alive(sandbox *sb)
+{
+    check_limits(sb);
+    return sb->poison == SANDBOX_OK;
+}
+
+bool sandbox_is_limit_error(lua_State *L, int idx)
+{
+    return lua_touserdata(L, idx) == (void *)&limit_key;
+}
+
+void sandbox_cancel(sandbox *sb)
+{
+    atomic_store(&sb->cancel, 1);
+}
+
+sandbox_status sandbox_poison(const sandbox *sb)
+{
+    return sb->poison;
+}
+
+uint64_t sandbox_remaining_ms(const sandbox *sb)
+{
+    uint64_t now = now_ns();
+    return now >= sb->deadline_ns ? 0 : (sb->deadline_ns - now) / 1000000ull;
+}
+
+sandbox_usage sandbox_get_usage(const sandbox *sb)
+{
+    sandbox_usage u = {sb->instructions, sb->mem_used, sb->mem_peak};
+    return u;
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
+{
+    sandbox *sb = calloc(1, sizeof *sb);
+    if (!sb) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (limits) sb->lim = *limits;
+    if (!sb->lim.max_instructions) sb->lim.max_instructions = SANDBOX_DEFAULT_INSTRUCTIONS;
+    if (!sb->lim.max_memory) sb->lim.max_memory = SANDBOX_DEFAULT_MEMORY;
+    if (!sb->lim.timeout_ms) sb->lim.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+    if (!sb->lim.max_output) sb->lim.max_output = SANDBOX_DEFAULT_OUTPUT;
+    sb->deadline_ns = now_ns() + sb->lim.timeout_ms * 1000000ull;
+    atomic_init(&sb->cancel, 0);
+
+    sb->L = lua_newstate(sandbox_alloc, sb);
+    if (!sb->L) {
+        snprintf(err, errlen, "cannot create a Lua state within %zu bytes", sb->lim.max_memory);
+        free(sb);
+        return NULL;
+    }
+    lua_State *L = sb->L;
+    sandbox_env_build(L);
+    sb->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (sb->poison != SANDBOX_OK) {
+        snprintf(err, errlen, "the environment does not fit in %zu bytes", sb->lim.max_memory);
+        sandbox_free(sb);
+        return NULL;
+    }
+    lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, SANDBOX_HOOK_STEP);
+    return sb;
+}
+
+void sandbox_free(sandbox *sb)
+{
+    if (!sb) return;
+    /* Closing runs no script code of consequence (no __gc is ever set), and
+     * the hook stays armed for whatever does run. */
+    if (sb->L) lua_close(sb->L);
+    free(sb->out);
+    free(sb);
+}
+
+lua_State *sandbox_lua(sandbox *sb)
+{
+    return sb->L;
+}
+
+void sandbox_push_base(sandbox *sb)
+{
+    lua_rawgeti(sb->L, LUA_REGISTRYINDEX, sb->base_ref);
+}
+
+void sandbox_set_global(sandbox *sb, const char *name, lua_CFunction fn, void *upvalue)
+{
+    lua_State *L = sb->L;
+    sandbox_push_base(sb);
+    lua_pushlightuserdata(L, upvalue);
+    lua_pushcclosure(L, fn, 1);
+    sandbox_env_set_base(L, -2, name);
+    lua_pop(L, 1);
+}
+
+void sandbox_set_global_table(sandbox *sb, const char *name)
+{
+    lua_State *L = sb->L;
+    sandbox_env_make_readonly(L);
+    sandbox_push_base(sb);
+    lua_insert(L, -2);
+    sandbox_env_set_base(L, -2, name);
+    lua_pop(L, 1);
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+const char *sandbox_status_name(sandbox_status st)
+{
+    switch (st) {
+    case SANDBOX_OK: return "ok";
+    case SANDBOX_ERROR: return "error";
+    case SANDBOX_INSTRUCTIONS: return "instructions";
+    case SANDBOX_MEMORY: return "memory";
+    case SANDBOX_TIMEOUT: return "timeout";
+    case SANDBOX_CANCELLED: return "cancelled";
+    }
+    return "?";
+}
+
+static void limit_message(const sandbox *sb, char *err, size_t errlen)
+{
+    switch (sb->poison) {
+    case SANDBOX_INSTRUCTIONS:
+        snprintf(err, errlen, "instruction limit reached (%llu instructions)",
+                 (unsigned long long)sb->lim.max_instructions);
+        break;
+    case SANDBOX_MEMORY:
+        snprintf(err, errlen, "memory limit reached (%zu bytes)", sb->lim.max_memory);
+        break;
+    case SANDBOX_TIMEOUT:
+        snprintf(err, errlen, "time limit reached (%llu ms)",
+                 (unsigned long long)sb->lim.timeout_ms);
+        break;
+    case SANDBOX_CANCELLED: snprintf(err, errlen, "cancelled"); break;
+    default: snprintf(err, errlen, "unknown limit"); break;
+    }
+}
+
+sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const char *chunkname,
+                            char *err, size_t errlen)
+{
+    lua_State *L = sb->L;
+    if (sb->poison != SANDBOX_OK) {
+        limit_message(sb, err, errlen);
+        return sb->poison;
+    }
+    if (!lua_checkstack(L, 4)) {
+        snprintf(err, errlen, "Lua stack exhausted");
+        return SANDBOX_ERROR;
+    }
+    /* Text only: precompiled chunks could break the VM's invariants. */
+    int rc = luaL_loadbufferx(L, code, len, chunkname, "t");
+    if (rc != LUA_OK) {
+        if (sb->poison != SANDBOX_OK)
+            limit_message(sb, err, errlen);
+        else
+            snprintf(err, errlen, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "load error");
+        lua_pop(L, 1);
+        return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
+    }
+    sandbox_push_base(sb);
+    sandbox_env_new_chunk_env(L, lua_gettop(L));
+    lua_remove(L, -2);
+    lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+    return SANDBOX_OK;
+}
+
+sandbox_status sandbox_call(sandbox *sb, int nargs, int nresults, char *err, size_t errlen)
+{
+    lua_State *L = sb->L;
+    if (sb->poison != SANDBOX_OK) {
+        lua_pop(L, nargs + 1);
+        limit_message(sb, err, errlen);
+        return sb->poison;
+    }
+    int rc = lua_pcall(L, nargs, nresults, 0);
+    if (rc == LUA_OK && sb->poison == SANDBOX_OK) return SANDBOX_OK;
+    if (rc == LUA_OK) lua_settop(L, 0); /* a limit tripped while returning */
+    if (sb->poison != SANDBOX_OK) {
+        limit_message(sb, err, errlen);
+    } else if (rc == LUA_ERRMEM) {
+        /* Refused once and never retried: still the cap. */
+        sb->poison = SANDBOX_MEMORY;
+        limit_message(sb, err, errlen);
+    } else {
+        const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (msg)
+            snprintf(err, errlen, "%s", msg);
+        else
+            snprintf(err, errlen, "(error object is a %s value)", luaL_typename(L, -1));
+    }
+    if (rc != LUA_OK) lua_pop(L, 1);
+    if (sb->poison != SANDBOX_OK) lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
+    return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
+}
+
+sandbox_status sandbox_run(sandbox *sb, const char *code, size_t len, const char *chunkname,
+                           char *err, size_t errlen)
+{
+    sandbox_status st = sandbox_load(sb, code, len, chunkname, err, errlen);
+    if (st != SANDBOX_OK) return st;
+    return sandbox_call(sb, 0, 0, err, errlen);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+void sandbox_write(sandbox *sb, const char *text, size_t len)
+{
+    size_t room = sb->lim.max_output - sb->out_len;
+    if (len > room) {
+        sb->out_truncated = true;
+        len = room;
+    }
+    if (len == 0) return;
+    char *grown = realloc(sb->out, sb->out_len + len + 1);
+    if (!grown) {
+        sb->out_truncated = true;
+        return;
+    }
+    sb->out = grown;
+    memcpy(sb->out + sb->out_len, text, len);
+    sb->out_len += len;
+    sb->out[sb->out_len] = '\0';
+    if (sb->out_hook) sb->out_hook(sb->out_hook_ud, text, len);
+}
+
+const char *sandbox_output(const sandbox *sb, size_t *len)
+{
+    if (len) *len = sb->out_len;
+    return sb->out ? sb->out : "";
+}
+
+bool sandbox_output_truncated(const sandbox *sb)
+{
+    return sb->out_truncated;
+}
+
+void sandbox_set_output_hook(sandbox *sb, void (*fn)(void *ud, const char *line, size_t len),
+                             void *ud)
+{
+    sb->out_hook = fn;
+    sb->out_hook_ud = ud;
+}

@@ -1,0 +1,26 @@
+/* Shared between sandbox.c (limits, running) and env.c (the environment). */
+#ifndef ALOFT_SANDBOX_INTERNAL_H
+#define ALOFT_SANDBOX_INTERNAL_H
+
+#include "sandbox/sandbox.h"
+
+/* Builds the read-only base environment and leaves it on the stack. */
+void sandbox_env_build(lua_State *L);
+
+/* Pushes a fresh global table for one chunk: reads fall back to BASE_IDX,
+ * writes may create new globals but never replace a base one. */
+void sandbox_env_new_chunk_env(lua_State *L, int base_idx);
+
+/* Adds NAME = value on top of the stack (popped) to the base table at
+ * BASE_IDX, bypassing its read-only guard. */
+void sandbox_env_set_base(lua_State *L, int base_idx, const char *name);
+
+/* Replaces the table on top of the stack by a read-only proxy of it. */
+void sandbox_env_make_readonly(lua_State *L);
+
+/* Charges N units of C-side work to the instruction budget (for library
+ * functions that loop in C without running VM instructions). Raises the
+ * limit error if the budget runs out. */
+void sandbox_charge(lua_State *L, uint64_t n);
+
+#endif
