@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 static int harness_failures;
+static char harness_logs[64][256]; /* removed when every check passed */
+static int harness_n_logs;
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -74,6 +76,7 @@ static inline void emu_start(emu_proc *p, const char *name, const char *const *a
     char exe[512];
     snprintf(exe, sizeof exe, "%s/tello_emu", build ? build : ".");
     snprintf(p->log, sizeof p->log, "%s/tello_%s_%d.log", build ? build : ".", name, (int)getpid());
+    if (harness_n_logs < 64) snprintf(harness_logs[harness_n_logs++], 256, "%s", p->log);
     p->state_port = harness_free_port();
     char sport[16];
     snprintf(sport, sizeof sport, "%d", p->state_port);
@@ -208,6 +211,8 @@ static inline int harness_report(const char *name)
         fprintf(stderr, "%s: %d check(s) failed\n", name, harness_failures);
         return 1;
     }
+    for (int i = 0; i < harness_n_logs; i++)
+        unlink(harness_logs[i]);
     printf("%s: all checks passed\n", name);
     return 0;
 }

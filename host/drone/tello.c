@@ -60,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -432,7 +433,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
         }
         if (r == EX_REPLY) {
             mark_heard(t, sent);
-            if (strcmp(reply, "ok") == 0) {
+            if (strcasecmp(reply, "ok") == 0) {
                 res = CTRL_OK;
             } else {
                 snprintf(err, errlen, "the Tello refused '%s': %s", cmd, reply);
@@ -768,19 +769,18 @@ static void tello_destroy(drone *d)
 {
     if (!d) return;
     tello *t = impl(d);
-    if (t->connected && t->cfg.video) {
-        char err[256];
-        int retries = t->cfg.retries;
-        t->cfg.retries = 0;
-        control(t, "streamoff", (int)fmin(t->cfg.timeout_ms, 1000), NULL, false, err, sizeof err);
-        t->cfg.retries = retries;
-    }
     pthread_mutex_lock(&t->lock);
     t->stopping = true;
     pthread_cond_broadcast(&t->wake);
     pthread_mutex_unlock(&t->lock);
     pthread_join(t->keepalive_thread, NULL);
     pthread_join(t->state_thread, NULL);
+    if (t->connected && t->cfg.video) {
+        /* One try: the video stops anyway when the drone is switched off. */
+        char err[256];
+        t->cfg.retries = 0;
+        control(t, "streamoff", (int)fmin(t->cfg.timeout_ms, 1000), NULL, false, err, sizeof err);
+    }
     close(t->cmd_fd);
     close(t->state_fd);
     pthread_mutex_destroy(&t->cmd_lock);
