@@ -168,7 +168,7 @@ static void without_state_a_lost_ok_fails_rather_than_risk_a_second_move(void)
 static void a_lost_turn_reply_is_judged_by_the_yaw(void)
 {
     emu_proc p;
-    start_emu(&p, "lostturn", ARGS("--drop-reply", "cw:2", "--drop-cmd", "ccw"));
+    start_emu(&p, "lostturn", ARGS("--drop-reply", "cw:3", "--drop-cmd", "ccw"));
     tello_config cfg = lossy_config(&p);
     drone *d = harness_drone(&cfg);
     char err[256] = "";
@@ -177,11 +177,16 @@ static void a_lost_turn_reply_is_judged_by_the_yaw(void)
     CHECK(d->ops->turn(d, 5, err, sizeof err) == 0, "%s", err);
     CHECK(d->ops->turn(d, 120, err, sizeof err) == 0, "%s", err);
     CHECK(d->ops->turn(d, -30, err, sizeof err) == 0, "%s", err);
+    /* A full turn ends where it started: only the yaw seen on the way tells. */
+    CHECK(d->ops->turn(d, 360, err, sizeof err) == 0, "%s", err);
     CHECK(d->ops->land(d, err, sizeof err) == 0, "%s", err);
     d->ops->destroy(d);
     emu_stop(&p);
-    CHECK(emu_count(&p, "recv cw 5") == 1 && emu_count(&p, "recv cw 120") == 1,
-          "cw sent %d and %d times", emu_count(&p, "recv cw 5"), emu_count(&p, "recv cw 120"));
+    CHECK(emu_count(&p, "recv cw 5") == 1 && emu_count(&p, "recv cw 120") == 1 &&
+              emu_count(&p, "recv cw 360") == 1,
+          "cw sent %d, %d and %d times", emu_count(&p, "recv cw 5"), emu_count(&p, "recv cw 120"),
+          emu_count(&p, "recv cw 360"));
+    CHECK(emu_count(&p, "lost-out ok") == 3, "%d replies dropped", emu_count(&p, "lost-out ok"));
     CHECK(emu_count(&p, "lost-in ccw 30") == 1 && emu_count(&p, "done ccw 30") == 1,
           "lost ccw not re-sent once");
     double x, y, z, yaw;

@@ -92,6 +92,7 @@ typedef struct telemetry {
     double at_ms; /* when the last packet came */
     double h, yaw;
     double odo_h, odo_v; /* cm flown, integrated from the speeds */
+    double odo_yaw;      /* degrees turned, either way */
     long packets, moving;
     long still_run; /* packets in a row without motion */
 } telemetry;
@@ -178,6 +179,10 @@ static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
         moving || (tm->have && (fabs(s->h - tm->h) >= 5 || angle_diff(s->yaw, tm->yaw) >= 2));
     tm->odo_h += vh * dt;
     tm->odo_v += vv * dt;
+    /* Summed per packet so that a full 360 counts; changes under 2 degrees
+     * are the IMU's jitter while hovering. */
+    double dyaw = tm->have ? angle_diff(s->yaw, tm->yaw) : 0;
+    if (dyaw >= 2) tm->odo_yaw += dyaw;
     if (moving) tm->moving++;
     tm->still_run = changed ? 0 : tm->still_run + 1;
     if (!tm->have) t->yaw_ref = s->yaw;
@@ -329,7 +334,7 @@ static bool moved_since(const motion *m, const telemetry *before, const telemetr
     case MOTION_VERT: return now->moving > before->moving || fabs(now->h - before->h) >= 10;
     case MOTION_TURN: {
         double thr = m->amount >= 10 ? 5 : fmax(1, floor(m->amount / 2));
-        return angle_diff(now->yaw, before->yaw) >= thr;
+        return angle_diff(now->yaw, before->yaw) >= thr || now->odo_yaw - before->odo_yaw >= thr;
     }
     case MOTION_TAKEOFF: return now->h - before->h >= 20;
     case MOTION_LAND: return now->h <= 10;
@@ -399,6 +404,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     char reply[512];
     ctrl_result res = CTRL_FAILED;
     bool moves = m && m->kind != MOTION_NONE;
+    const char *why = !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move";
     pthread_mutex_lock(&t->cmd_lock);
     if (moves) set_in_motion(t, true);
     int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
@@ -409,13 +415,16 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
         if (send_command(t, cmd, err, errlen) < 0) goto out;
         double sent = now_ms();
         int r = await_reply(t, REPLY_CONTROL, sent + timeout_ms, abortable, reply, sizeof reply);
-        if (r == EX_TIMEOUT && m && m->kind != MOTION_NONE) {
+        if (r == EX_TIMEOUT && moves) {
             int c = check_executed(t, m, &before, reply, sizeof reply);
             if (c == CHECK_DONE) {
                 res = CTRL_OK;
                 goto out;
             }
-            if (c == CHECK_UNKNOWN && m->kind == MOTION_LAND) continue; /* safe to repeat */
+            if (c == CHECK_UNKNOWN && m->kind == MOTION_LAND) {
+                why = " and no state from it";
+                continue; /* safe to repeat */
+            }
             if (c == CHECK_UNKNOWN) {
                 snprintf(err, errlen,
                          "no reply from the Tello to '%s' within %d ms and no state from it: not "
@@ -442,8 +451,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
         }
     }
     snprintf(err, errlen, "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each)%s",
-             t->cfg.host, t->cfg.port, cmd, i, timeout_ms,
-             !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move");
+             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, why);
 out:
     if (moves) set_in_motion(t, false);
     pthread_mutex_unlock(&t->cmd_lock);
