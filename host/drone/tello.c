@@ -118,12 +118,13 @@ typedef struct tello {
     double yaw_ref;
 
     bool connected, flying;
-    int battery;       /* -1 until known */
-    double x, y, z;    /* pose: x/y dead-reckoned, z from h */
-    double yaw;        /* compass heading */
-    bool in_motion;    /* a motion command is under way */
-    double settled_ms; /* state after this shows the last motion's result */
-    double heard_ms;   /* send time of the last command that was answered */
+    int battery;          /* -1 until known */
+    double x, y, z;       /* pose: x/y dead-reckoned, z from h */
+    double yaw;           /* compass heading */
+    bool in_motion;       /* a motion command is under way */
+    double motion_end_ms; /* when the last motion command ended */
+    double settled_ms;    /* state after this shows the last motion's result */
+    double heard_ms;      /* send time of the last command that was answered */
     double keepalive_retry_ms;
 } tello;
 
@@ -389,8 +390,31 @@ static void set_in_motion(tello *t, bool on)
 {
     pthread_mutex_lock(&t->lock);
     t->in_motion = on;
-    if (!on) t->settled_ms = now_ms() + SETTLED_MS;
+    if (!on) {
+        t->motion_end_ms = now_ms();
+        t->settled_ms = t->motion_end_ms + SETTLED_MS;
+    }
     pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * Before a motion that follows another: waits (at most 250 ms) for a state
+ * packet that left the drone after the previous motion ended. Without it,
+ * the last packet may date from the middle of the previous motion, and the
+ * lost-reply check would see that motion's tail as this one's start.
+ */
+static void await_settled_state(tello *t)
+{
+    pthread_mutex_lock(&t->lock);
+    double after = t->motion_end_ms + 30; /* a packet in flight at the end is older */
+    pthread_mutex_unlock(&t->lock);
+    double limit = now_ms() + 250;
+    while (now_ms() < limit) {
+        telemetry tm = telemetry_now(t);
+        if (!tm.have || now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /*
@@ -406,7 +430,10 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     bool moves = m && m->kind != MOTION_NONE;
     const char *why = !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move";
     pthread_mutex_lock(&t->cmd_lock);
-    if (moves) set_in_motion(t, true);
+    if (moves) {
+        await_settled_state(t);
+        set_in_motion(t, true);
+    }
     int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
     int i;
     for (i = 0; i < tries; i++) {
