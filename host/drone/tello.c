@@ -48,13 +48,11 @@
  * hovering. land never polls abort: landing after a cancel must work.
  */
 #include "drone/tello.h"
+#include "drone/tello_link.h"
 #include "drone/tello_state.h"
 #include "drone/tello_steps.h"
 
-#include <errno.h>
 #include <math.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -102,10 +100,8 @@ typedef enum ctrl_result { CTRL_OK, CTRL_FAILED, CTRL_CANCELLED } ctrl_result;
 typedef struct tello {
     drone base;
     tello_config cfg;
-    int cmd_fd, state_fd;
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    bool trace;
+    tello_link link; /* commands and their answers */
+    int state_fd;    /* the state string */
 
     pthread_mutex_t cmd_lock; /* one command in flight */
     pthread_mutex_t lock;     /* guards everything below */
@@ -128,13 +124,6 @@ typedef struct tello {
     double keepalive_retry_ms;
 } tello;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static double wrap360(double deg)
 {
     double r = fmod(deg, 360.0);
@@ -154,19 +143,6 @@ static bool aborted(tello *t)
 }
 
 /* ---- state listener ------------------------------------------------------ */
-
-static bool from_drone(tello *t, const struct sockaddr_storage *src, bool check_port)
-{
-    if (src->ss_family != t->addr.ss_family) return false;
-    if (src->ss_family == AF_INET) {
-        const struct sockaddr_in *a = (const void *)src, *b = (const void *)&t->addr;
-        return a->sin_addr.s_addr == b->sin_addr.s_addr &&
-               (!check_port || a->sin_port == b->sin_port);
-    }
-    const struct sockaddr_in6 *a = (const void *)src, *b = (const void *)&t->addr;
-    return memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0 &&
-           (!check_port || a->sin6_port == b->sin6_port);
-}
 
 /* Folds one state packet into the telemetry (lock held). */
 static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
@@ -219,11 +195,11 @@ static void *state_main(void *arg)
         struct sockaddr_storage src;
         socklen_t srclen = sizeof src;
         ssize_t n = recvfrom(t->state_fd, buf, sizeof buf, 0, (struct sockaddr *)&src, &srclen);
-        if (n <= 0 || !from_drone(t, &src, false)) continue;
+        if (n <= 0 || !tello_link_from_drone(&t->link, &src, false)) continue;
         tello_sdk_state s;
         if (tello_state_parse(buf, (size_t)n, &s) < 0) continue;
         pthread_mutex_lock(&t->lock);
-        telemetry_update(t, &s, now_ms());
+        telemetry_update(t, &s, tello_now_ms());
         pthread_mutex_unlock(&t->lock);
     }
 }
@@ -237,83 +213,6 @@ static telemetry telemetry_now(tello *t)
 }
 
 /* ---- one exchange -------------------------------------------------------- */
-
-enum { EX_REPLY = 1, EX_TIMEOUT = 0, EX_ERROR = -1, EX_CANCEL = -2 };
-typedef enum reply_kind { REPLY_CONTROL, REPLY_QUERY } reply_kind;
-
-/* Query answers start with a digit or a sign: "87", "8dm", "-3", "0s". */
-static bool query_shaped(const char *r)
-{
-    return (*r >= '0' && *r <= '9') || *r == '-';
-}
-
-static bool reply_fits(reply_kind kind, const char *r)
-{
-    if (kind == REPLY_CONTROL) return !query_shaped(r);
-    return query_shaped(r) || strncmp(r, "error", 5) == 0 || strncmp(r, "unknown", 7) == 0;
-}
-
-/* Reads one datagram from the drone into OUT, trimmed. 1 if read, 0 if none. */
-static int read_reply(tello *t, char *out, size_t outlen)
-{
-    char buf[512];
-    struct sockaddr_storage src;
-    socklen_t srclen = sizeof src;
-    ssize_t n =
-        recvfrom(t->cmd_fd, buf, sizeof buf - 1, MSG_DONTWAIT, (struct sockaddr *)&src, &srclen);
-    if (n < 0) return 0;
-    if (!from_drone(t, &src, true)) return -1;
-    while (n > 0 &&
-           (buf[n - 1] == '\r' || buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\0'))
-        n--;
-    buf[n] = '\0';
-    snprintf(out, outlen, "%s", buf);
-    return 1;
-}
-
-/* Drops everything waiting on the command socket: late replies. */
-static void drain(tello *t)
-{
-    char r[512];
-    int got;
-    while ((got = read_reply(t, r, sizeof r)) != 0)
-        if (got > 0 && t->trace)
-            fprintf(stderr, "tello %.0f: late reply '%s' dropped\n", now_ms(), r);
-}
-
-static int send_command(tello *t, const char *cmd, char *err, size_t errlen)
-{
-    if (t->trace) fprintf(stderr, "tello %.0f: > %s\n", now_ms(), cmd);
-    if (sendto(t->cmd_fd, cmd, strlen(cmd), 0, (struct sockaddr *)&t->addr, t->addrlen) < 0) {
-        snprintf(err, errlen, "cannot send '%s' to the Tello at %s:%d: %s", cmd, t->cfg.host,
-                 t->cfg.port, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-/* Waits until DEADLINE for a reply of KIND, dropping others. */
-static int await_reply(tello *t, reply_kind kind, double deadline, bool abortable, char *reply,
-                       size_t replylen)
-{
-    for (;;) {
-        if (abortable && aborted(t)) return EX_CANCEL;
-        double left = deadline - now_ms();
-        if (left <= 0) return EX_TIMEOUT;
-        struct pollfd pfd = {.fd = t->cmd_fd, .events = POLLIN};
-        int slice = (int)fmin(left, POLL_SLICE_MS) + 1;
-        if (poll(&pfd, 1, slice) <= 0) continue;
-        int got = read_reply(t, reply, replylen);
-        if (got <= 0) continue;
-        if (reply_fits(kind, reply)) {
-            if (t->trace) fprintf(stderr, "tello %.0f: < %s\n", now_ms(), reply);
-            return EX_REPLY;
-        }
-        if (t->trace)
-            fprintf(stderr, "tello %.0f: reply '%s' is not for this command, dropped\n", now_ms(),
-                    reply);
-    }
-}
 
 static void mark_heard(tello *t, double sent)
 {
@@ -351,16 +250,17 @@ static bool moved_since(const motion *m, const telemetry *before, const telemetr
 static int check_executed(tello *t, const motion *m, const telemetry *before, char *reply,
                           size_t replylen)
 {
-    double start = now_ms();
+    double start = tello_now_ms();
     double quiet_limit = start + fmax(t->cfg.timeout_ms, 1500); /* no evidence either way */
     double hard_limit = start + 4.0 * fmax(t->cfg.timeout_ms, 1500);
     long packets0 = telemetry_now(t).packets;
     for (;;) {
-        int r = await_reply(t, REPLY_CONTROL, now_ms() + POLL_SLICE_MS, true, reply, replylen);
-        if (r == EX_REPLY) return CHECK_REPLY;
-        if (r == EX_CANCEL) return CHECK_CANCEL;
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
+                                 &t->base, reply, replylen);
+        if (r == TELLO_LINK_REPLY) return CHECK_REPLY;
+        if (r == TELLO_LINK_CANCEL) return CHECK_CANCEL;
         telemetry tm = telemetry_now(t);
-        double now = now_ms();
+        double now = tello_now_ms();
         bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
         bool still = fresh && tm.still_run >= SETTLE_PACKETS;
         bool moved = moved_since(m, before, &tm);
@@ -376,10 +276,11 @@ static void send_stop(tello *t)
 {
     char reply[512], err[256];
     for (int i = 0; i <= t->cfg.retries; i++) {
-        drain(t);
-        if (send_command(t, "stop", err, sizeof err) < 0) return;
-        if (await_reply(t, REPLY_CONTROL, now_ms() + fmin(t->cfg.timeout_ms, 1000), false, reply,
-                        sizeof reply) == EX_REPLY)
+        tello_link_drain(&t->link);
+        if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return;
+        if (tello_link_await(&t->link, TELLO_REPLY_CONTROL,
+                             tello_now_ms() + fmin(t->cfg.timeout_ms, 1000), NULL, reply,
+                             sizeof reply) == TELLO_LINK_REPLY)
             return;
     }
 }
@@ -391,7 +292,7 @@ static void set_in_motion(tello *t, bool on)
     pthread_mutex_lock(&t->lock);
     t->in_motion = on;
     if (!on) {
-        t->motion_end_ms = now_ms();
+        t->motion_end_ms = tello_now_ms();
         t->settled_ms = t->motion_end_ms + SETTLED_MS;
     }
     pthread_mutex_unlock(&t->lock);
@@ -408,10 +309,10 @@ static void await_settled_state(tello *t)
     pthread_mutex_lock(&t->lock);
     double after = t->motion_end_ms + 30; /* a packet in flight at the end is older */
     pthread_mutex_unlock(&t->lock);
-    double limit = now_ms() + 250;
-    while (now_ms() < limit) {
+    double limit = tello_now_ms() + 250;
+    while (tello_now_ms() < limit) {
         telemetry tm = telemetry_now(t);
-        if (!tm.have || now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
+        if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -438,11 +339,12 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     int i;
     for (i = 0; i < tries; i++) {
         telemetry before = telemetry_now(t);
-        drain(t);
-        if (send_command(t, cmd, err, errlen) < 0) goto out;
-        double sent = now_ms();
-        int r = await_reply(t, REPLY_CONTROL, sent + timeout_ms, abortable, reply, sizeof reply);
-        if (r == EX_TIMEOUT && moves) {
+        tello_link_drain(&t->link);
+        if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
+        double sent = tello_now_ms();
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, sent + timeout_ms,
+                                 abortable ? &t->base : NULL, reply, sizeof reply);
+        if (r == TELLO_LINK_TIMEOUT && moves) {
             int c = check_executed(t, m, &before, reply, sizeof reply);
             if (c == CHECK_DONE) {
                 res = CTRL_OK;
@@ -459,15 +361,17 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
                          cmd, timeout_ms);
                 goto out;
             }
-            r = c == CHECK_REPLY ? EX_REPLY : c == CHECK_CANCEL ? EX_CANCEL : EX_TIMEOUT;
+            r = c == CHECK_REPLY    ? TELLO_LINK_REPLY
+                : c == CHECK_CANCEL ? TELLO_LINK_CANCEL
+                                    : TELLO_LINK_TIMEOUT;
         }
-        if (r == EX_CANCEL) {
+        if (r == TELLO_LINK_CANCEL) {
             send_stop(t);
             snprintf(err, errlen, "cancelled");
             res = CTRL_CANCELLED;
             goto out;
         }
-        if (r == EX_REPLY) {
+        if (r == TELLO_LINK_REPLY) {
             mark_heard(t, sent);
             if (strcasecmp(reply, "ok") == 0) {
                 res = CTRL_OK;
@@ -493,15 +397,16 @@ static int query_number(tello *t, const char *cmd, double *out, char *err, size_
     pthread_mutex_lock(&t->cmd_lock);
     int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
     for (int i = 0; i < tries; i++) {
-        drain(t);
-        if (send_command(t, cmd, err, errlen) < 0) goto out;
-        double sent = now_ms();
-        int r = await_reply(t, REPLY_QUERY, sent + t->cfg.timeout_ms, true, reply, sizeof reply);
-        if (r == EX_CANCEL) {
+        tello_link_drain(&t->link);
+        if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
+        double sent = tello_now_ms();
+        int r = tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + t->cfg.timeout_ms, &t->base,
+                                 reply, sizeof reply);
+        if (r == TELLO_LINK_CANCEL) {
             snprintf(err, errlen, "cancelled");
             goto out;
         }
-        if (r != EX_REPLY) continue;
+        if (r != TELLO_LINK_REPLY) continue;
         mark_heard(t, sent);
         char *end;
         double v = strtod(reply, &end);
@@ -526,18 +431,18 @@ static void keepalive_once(tello *t)
 {
     char reply[512], err[256];
     if (pthread_mutex_trylock(&t->cmd_lock) != 0) return; /* a command is on its way */
-    drain(t);
-    double sent = now_ms();
-    bool ok = send_command(t, "battery?", err, sizeof err) == 0 &&
-              await_reply(t, REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 1000), false, reply,
-                          sizeof reply) == EX_REPLY;
+    tello_link_drain(&t->link);
+    double sent = tello_now_ms();
+    bool ok = tello_link_send(&t->link, "battery?", err, sizeof err) == 0 &&
+              tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 1000),
+                               NULL, reply, sizeof reply) == TELLO_LINK_REPLY;
     pthread_mutex_unlock(&t->cmd_lock);
     pthread_mutex_lock(&t->lock);
     if (ok) {
         if (sent > t->heard_ms) t->heard_ms = sent;
-        if (query_shaped(reply)) t->battery = atoi(reply);
+        if (tello_reply_is_query(reply)) t->battery = atoi(reply);
     } else {
-        t->keepalive_retry_ms = now_ms() + 300; /* lost: try again soon, not in 10 s */
+        t->keepalive_retry_ms = tello_now_ms() + 300; /* lost: try again soon, not in 10 s */
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -555,7 +460,7 @@ static void *keepalive_main(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&t->wake, &t->lock, &ts);
-        double now = now_ms();
+        double now = tello_now_ms();
         bool due = t->flying && t->cfg.keepalive_ms > 0 && !t->stopping &&
                    now - t->heard_ms >= t->cfg.keepalive_ms && now >= t->keepalive_retry_ms;
         if (!due) continue;
@@ -635,7 +540,7 @@ static int tello_takeoff(drone *d, char *err, size_t errlen)
     pthread_mutex_lock(&t->lock);
     t->flying = true; /* also when cancelled: the drone may be up, land it */
     t->z = TAKEOFF_HEIGHT_CM;
-    t->heard_ms = now_ms();
+    t->heard_ms = tello_now_ms();
     pthread_mutex_unlock(&t->lock);
     return r == CTRL_OK ? 0 : -1;
 }
@@ -652,7 +557,7 @@ static int tello_land(drone *d, char *err, size_t errlen)
         /* Refused because it is down already (it lands by itself on a low
          * battery or a lost link): that is what we asked for. */
         telemetry tm = telemetry_now(t);
-        if (!tm.have || now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
+        if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
             !strstr(err, "refused"))
             return -1;
     }
@@ -751,8 +656,8 @@ static int tello_emergency(drone *d)
 {
     tello *t = impl(d);
     char err[256];
-    int ok = send_command(t, "emergency", err, sizeof err) == 0;
-    ok |= send_command(t, "emergency", err, sizeof err) == 0;
+    int ok = tello_link_send(&t->link, "emergency", err, sizeof err) == 0;
+    ok |= tello_link_send(&t->link, "emergency", err, sizeof err) == 0;
     pthread_mutex_lock(&t->lock);
     t->flying = false;
     pthread_mutex_unlock(&t->lock);
@@ -787,13 +692,13 @@ static int tello_get_state(drone *d, drone_state *out)
 static int tello_wait(drone *d, int ms, char *err, size_t errlen)
 {
     tello *t = impl(d);
-    double end = now_ms() + ms;
+    double end = tello_now_ms() + ms;
     for (;;) {
         if (aborted(t)) {
             snprintf(err, errlen, "cancelled");
             return -1;
         }
-        double left = end - now_ms();
+        double left = end - tello_now_ms();
         if (left <= 0) return 0;
         struct timespec ts = {0, (long)(fmin(left, 20) * 1e6)};
         nanosleep(&ts, NULL);
@@ -816,7 +721,7 @@ static void tello_destroy(drone *d)
         t->cfg.retries = 0;
         control(t, "streamoff", (int)fmin(t->cfg.timeout_ms, 1000), NULL, false, err, sizeof err);
     }
-    close(t->cmd_fd);
+    tello_link_close(&t->link);
     close(t->state_fd);
     pthread_mutex_destroy(&t->cmd_lock);
     pthread_mutex_destroy(&t->lock);
@@ -840,57 +745,6 @@ static const drone_ops tello_ops = {
 
 /* ---- creation ---------------------------------------------------------------- */
 
-static int resolve(tello *t, char *err, size_t errlen)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res;
-    char port[16];
-    snprintf(port, sizeof port, "%d", t->cfg.port);
-    int rc = getaddrinfo(t->cfg.host, port, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot resolve the Tello's address '%s': %s", t->cfg.host,
-                 gai_strerror(rc));
-        return -1;
-    }
-    memcpy(&t->addr, res->ai_addr, res->ai_addrlen);
-    t->addrlen = res->ai_addrlen;
-    freeaddrinfo(res);
-    return 0;
-}
-
-/* A UDP socket of the drone's family bound to local PORT (0: any). */
-static int open_socket(tello *t, int port, const char *what, char *err, size_t errlen)
-{
-    int family = t->addr.ss_family;
-    int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open a UDP socket: %s", strerror(errno));
-        return -1;
-    }
-    struct sockaddr_storage local;
-    memset(&local, 0, sizeof local);
-    socklen_t len;
-    if (family == AF_INET) {
-        struct sockaddr_in *a = (void *)&local;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_ANY);
-        a->sin_port = htons((uint16_t)port);
-        len = sizeof *a;
-    } else {
-        struct sockaddr_in6 *a = (void *)&local;
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_any;
-        a->sin6_port = htons((uint16_t)port);
-        len = sizeof *a;
-    }
-    if (bind(fd, (struct sockaddr *)&local, len) < 0) {
-        snprintf(err, errlen, "cannot listen for the Tello's %s on UDP port %d: %s", what, port,
-                 strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
 {
     tello *t = calloc(1, sizeof *t);
@@ -903,13 +757,12 @@ drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
     t->base.impl = t;
     t->battery = -1;
     t->yaw = wrap360(cfg->start.yaw);
-    t->cmd_fd = t->state_fd = -1;
-    const char *trace = getenv("ALOFT_TELLO_TRACE");
-    t->trace = trace && *trace && strcmp(trace, "0") != 0;
-    if (resolve(t, err, errlen) < 0) goto fail;
-    t->cmd_fd = open_socket(t, 0, "replies", err, errlen);
-    if (t->cmd_fd < 0) goto fail;
-    t->state_fd = open_socket(t, cfg->state_port, "state", err, errlen);
+    t->state_fd = -1;
+    if (tello_link_open(&t->link, cfg->host, cfg->port, err, errlen) < 0) {
+        free(t);
+        return NULL;
+    }
+    t->state_fd = tello_link_bind(&t->link, cfg->state_port, "state", err, errlen);
     if (t->state_fd < 0) goto fail;
     pthread_mutex_init(&t->cmd_lock, NULL);
     pthread_mutex_init(&t->lock, NULL);
@@ -929,7 +782,7 @@ fail_threads:
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->wake);
 fail:
-    if (t->cmd_fd >= 0) close(t->cmd_fd);
+    tello_link_close(&t->link);
     if (t->state_fd >= 0) close(t->state_fd);
     free(t);
     return NULL;
