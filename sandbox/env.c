@@ -39,9 +39,8 @@ static const char readonly_key = 'R';
 static const char envs_key = 'E';
 
 static const char *const base_globals[] = {
-    "assert", "error",  "ipairs",       "next",     "pairs",    "pcall",
-    "xpcall", "select", "type",         "tonumber", "tostring", "rawequal",
-    "rawget", "rawlen", "getmetatable", "_VERSION", NULL,
+    "assert",   "error",    "ipairs",   "next",   "pairs",  "pcall",        "select",   "type",
+    "tonumber", "tostring", "rawequal", "rawget", "rawlen", "getmetatable", "_VERSION", NULL,
 };
 
 static const char *const string_removed[] = {"dump", "match", "gmatch", "gsub", NULL};
@@ -266,6 +265,48 @@ static int sandbox_move(lua_State *L)
     return 1;
 }
 
+/*
+ * xpcall with a guarded message handler. Lua calls the handler at the point
+ * of the error, before unwinding; for the limit error that point is inside
+ * the count hook, where hooks are off, so a handler that loops would never
+ * be stopped. The guard passes limit errors through without running the
+ * script's handler.
+ */
+static int guarded_handler(lua_State *L)
+{
+    sandbox *sb = sandbox_from_lua(L);
+    if (sandbox_poison(sb) != SANDBOX_OK || sandbox_is_limit_error(L, 1)) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+static int xpcall_finish(lua_State *L, int status, lua_KContext extra)
+{
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
+}
+
+static int sandbox_xpcall(lua_State *L)
+{
+    int n = lua_gettop(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, guarded_handler, 1);
+    lua_replace(L, 2);
+    /* stack: f, handler, args...  ->  f, handler, true, f, args... */
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, xpcall_finish);
+    return xpcall_finish(L, status, 2);
+}
+
 /* ---- building ------------------------------------------------------------- */
 
 /* Pushes a new table with the fields NAMES of the table at IDX. */
@@ -324,6 +365,8 @@ void sandbox_env_build(lua_State *L)
     int base = lua_gettop(L);
     lua_pushcfunction(L, sandbox_print);
     lua_setfield(L, base, "print");
+    lua_pushcfunction(L, sandbox_xpcall);
+    lua_setfield(L, base, "xpcall");
     lua_pushcfunction(L, sandbox_rawset);
     lua_setfield(L, base, "rawset");
     lua_getfield(L, g, "setmetatable");

@@ -34,6 +34,7 @@ struct sandbox {
      * collection means the cap is really reached. */
     const void *refused_ptr;
     size_t refused_osize, refused_nsize;
+    bool refused_pending; /* a refusal not yet judged by settle_refusal */
 
     uint64_t instructions;
     uint64_t deadline_ns;
@@ -77,12 +78,16 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     if (nsize > osize && sb->mem_used + (nsize - osize) > sb->lim.max_memory) {
-        if (sb->refused_ptr == ptr && sb->refused_osize == osize && sb->refused_nsize == nsize &&
-            sb->poison == SANDBOX_OK)
+        bool retried = sb->refused_nsize && sb->refused_ptr == ptr && sb->refused_osize == osize &&
+                       sb->refused_nsize == nsize;
+        /* Bigger than the whole cap, or refused again after the emergency
+         * collection Lua runs between the two tries: the cap is reached. */
+        if ((nsize - osize > sb->lim.max_memory || retried) && sb->poison == SANDBOX_OK)
             sb->poison = SANDBOX_MEMORY;
         sb->refused_ptr = ptr;
         sb->refused_osize = osize;
         sb->refused_nsize = nsize;
+        sb->refused_pending = true;
         return NULL;
     }
     void *p = realloc(ptr, nsize);
@@ -91,6 +96,21 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     sb->mem_used = sb->mem_used - osize + nsize;
     if (sb->mem_used > sb->mem_peak) sb->mem_peak = sb->mem_used;
     return p;
+}
+
+/*
+ * Some refusals are not retried by Lua (lauxlib's string buffers raise "not
+ * enough memory" at once), and a script may catch that and try again. So
+ * after any refusal, the next hook collects garbage and poisons the state if
+ * the refused request still does not fit.
+ */
+static void settle_refusal(lua_State *L, sandbox *sb)
+{
+    if (!sb->refused_pending || sb->poison != SANDBOX_OK) return;
+    sb->refused_pending = false;
+    size_t want = sb->refused_nsize - sb->refused_osize;
+    lua_gc(L, LUA_GCCOLLECT);
+    if (sb->mem_used + want > sb->lim.max_memory) sb->poison = SANDBOX_MEMORY;
 }
 
 /* ---- the hook ----------------------------------------------------------- */
@@ -123,6 +143,7 @@ static void sandbox_hook(lua_State *L, lua_Debug *ar)
     sandbox *sb = sandbox_from_lua(L);
     if (sb->poison == SANDBOX_OK) {
         sb->instructions += SANDBOX_HOOK_STEP;
+        settle_refusal(L, sb);
         check_limits(sb);
         if (sb->poison == SANDBOX_OK) return;
     }
@@ -328,9 +349,9 @@ sandbox_status sandbox_call(sandbox *sb, int nargs, int nresults, char *err, siz
     if (rc == LUA_OK) lua_settop(L, 0); /* a limit tripped while returning */
     if (sb->poison != SANDBOX_OK) {
         limit_message(sb, err, errlen);
-    } else if (rc == LUA_ERRMEM) {
-        /* Refused once and never retried: still the cap. */
-        sb->poison = SANDBOX_MEMORY;
+    } else if (rc == LUA_ERRMEM && (settle_refusal(L, sb), sb->poison != SANDBOX_OK)) {
+        /* Lua raises LUA_ERRMEM for error("not enough memory") too, so only
+         * a refusal the allocator really made counts. */
         limit_message(sb, err, errlen);
     } else {
         const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;

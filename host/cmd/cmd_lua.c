@@ -1,6 +1,7 @@
 /* aloft lua [--scene S] SCRIPT.lua|- [limits]: run a script in the sandbox with
  * every skill bound. This is the skill author's workbench. */
 #include "cmd/cli.h"
+#include "mission/runner.h"
 #include "skills/skills.h"
 
 #include <stdio.h>
@@ -74,7 +75,6 @@ int cmd_lua(int argc, char **argv)
         return cli_usage_error(c.cmd, optind == argc ? "missing SCRIPT.lua (or - for stdin)"
                                                      : "only one script may be given");
     const char *path = argv[optind];
-    if (c.scene) return cli_fail(c.cmd, "--scene: the simulator is not available yet");
 
     char err[1024];
     size_t len;
@@ -95,6 +95,17 @@ int cmd_lua(int argc, char **argv)
     }
     sandbox_set_output_hook(sb, echo_output, c.json ? stderr : stdout);
     skill_ctx ctx = {.reg = reg, .sb = sb};
+    mission_world world = {0};
+    if (c.scene) {
+        sim_options so = {0, 1, NULL}; /* instant, seed 1 */
+        if (mission_world_sim(&world, c.scene, &so, err, sizeof err)) {
+            sandbox_free(sb);
+            registry_free(reg);
+            free(code);
+            return cli_fail(c.cmd, "%s", err);
+        }
+        mission_world_attach(&world, &ctx);
+    }
     int status = CLI_FAIL;
     sandbox_status st = SANDBOX_ERROR;
     if (skills_bind(&ctx, err, sizeof err) == 0) {
@@ -129,6 +140,7 @@ int cmd_lua(int argc, char **argv)
     }
     skills_release(&ctx);
     sandbox_free(sb);
+    if (world.drone) mission_world_close(&world, true);
     registry_free(reg);
     free(code);
     return status;

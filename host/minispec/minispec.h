@@ -31,7 +31,8 @@ typedef struct ms_result {
     ms_diag *diags; /* every independent error, in source order */
     int ndiags;
     const char *dialect; /* "v1", "v2" or "mixed" */
-    char **skills;       /* full names of the skills used, in first-use order */
+    char **skills;       /* full names of the skills used, in first-use order
+                            (one allocation with the names; NULL-terminated) */
     int nskills;
 } ms_result;
 
@@ -40,6 +41,12 @@ typedef struct ms_result {
 int minispec_compile(const skill_registry *reg, const char *src, size_t len, const ms_options *opts,
                      ms_result *out);
 void ms_result_free(ms_result *r);
+
+/* Compiles a skill definition (`8{?iv,$1==True{->True}tc,45}->False`) whose
+ * skill takes NPARAMS arguments ($1..$NPARAMS). On success out->lua is a
+ * chunk returning the skill's function `function(a1, ..., aN)`. */
+int minispec_compile_definition(const skill_registry *reg, const char *src, size_t len, int nparams,
+                                const ms_options *opts, ms_result *out);
 
 /* Compiles the minispec= definition of high-level skill S into S->lua_code
  * (a chunk returning the skill's run function). Called by registry_finalize

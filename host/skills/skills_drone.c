@@ -1,27 +1,145 @@
-/* Motion skills. Until the simulator lands, they only report that no drone
- * is connected. */
+/*
+ * Motion skills and delay. Every motion goes to ctx->drone, which the
+ * mission code makes the constraint guard (host/drone/constraints.h); a
+ * refusal makes the skill return false and is recorded as a violation with
+ * the guard's or the driver's reason, so the mission controller can replan.
+ */
 #include "skills/builtin.h"
 
-#include <lauxlib.h>
+#include "drone/drone.h"
 
-static int no_drone(lua_State *L, const char *name)
+#include <lauxlib.h>
+#include <time.h>
+
+/* The drone polls this during long motions: cancel and deadline stop it. */
+static bool skill_abort(void *ud)
 {
-    return luaL_error(L, "%s: no drone connected (give a scene with --scene, or --drone)", name);
+    return !sandbox_alive(ud);
 }
 
-#define NO_DRONE_SKILL(fn, name)                                                                   \
-    int fn(skill_ctx *ctx, lua_State *L)                                                           \
-    {                                                                                              \
-        (void)ctx;                                                                                 \
-        return no_drone(L, name);                                                                  \
-    }
+static drone *need_drone(skill_ctx *ctx, lua_State *L, const char *name)
+{
+    if (!ctx->drone)
+        luaL_error(L, "%s: no drone connected (give a scene with --scene, or --drone)", name);
+    if (!sandbox_alive(ctx->sb)) sandbox_check(L);
+    ctx->drone->abort = skill_abort;
+    ctx->drone->abort_ud = ctx->sb;
+    return ctx->drone;
+}
 
-NO_DRONE_SKILL(skill_move_forward, "move_forward")
-NO_DRONE_SKILL(skill_move_backward, "move_backward")
-NO_DRONE_SKILL(skill_move_left, "move_left")
-NO_DRONE_SKILL(skill_move_right, "move_right")
-NO_DRONE_SKILL(skill_move_up, "move_up")
-NO_DRONE_SKILL(skill_move_down, "move_down")
-NO_DRONE_SKILL(skill_turn_cw, "turn_cw")
-NO_DRONE_SKILL(skill_turn_ccw, "turn_ccw")
-NO_DRONE_SKILL(skill_delay, "delay")
+/* Finishes a motion: true, or false plus a violation, or the limit error
+ * when the motion stopped because the mission was cancelled or timed out. */
+static int motion_result(skill_ctx *ctx, lua_State *L, const char *name, int rc, const char *err)
+{
+    if (rc == 0) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    if (!sandbox_alive(ctx->sb)) {
+        sandbox_check(L);
+        return luaL_error(L, "%s: %s", name, err);
+    }
+    skills_violation(ctx, name, err);
+    lua_pushboolean(L, 0);
+    return 1;
+}
+
+static int move(skill_ctx *ctx, lua_State *L, const char *name, drone_dir dir)
+{
+    drone *d = need_drone(ctx, L, name);
+    lua_Integer cm = luaL_checkinteger(L, 1);
+    char err[256] = "";
+    if (cm < 0 || cm > 100000) {
+        skills_violation(ctx, name, "distance must be between 0 and 100000 cm");
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    int rc = d->ops->move(d, dir, (int)cm, err, sizeof err);
+    return motion_result(ctx, L, name, rc, err);
+}
+
+static int turn(skill_ctx *ctx, lua_State *L, const char *name, int sign)
+{
+    drone *d = need_drone(ctx, L, name);
+    lua_Integer deg = luaL_checkinteger(L, 1);
+    char err[256] = "";
+    if (deg < -3600 || deg > 3600) {
+        skills_violation(ctx, name, "turns are limited to 3600 degrees");
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    int rc = d->ops->turn(d, sign * (int)deg, err, sizeof err);
+    return motion_result(ctx, L, name, rc, err);
+}
+
+int skill_move_forward(skill_ctx *ctx, lua_State *L)
+{
+    return move(ctx, L, "move_forward", DRONE_FORWARD);
+}
+
+int skill_move_backward(skill_ctx *ctx, lua_State *L)
+{
+    return move(ctx, L, "move_backward", DRONE_BACK);
+}
+
+int skill_move_left(skill_ctx *ctx, lua_State *L)
+{
+    return move(ctx, L, "move_left", DRONE_LEFT);
+}
+
+int skill_move_right(skill_ctx *ctx, lua_State *L)
+{
+    return move(ctx, L, "move_right", DRONE_RIGHT);
+}
+
+int skill_move_up(skill_ctx *ctx, lua_State *L)
+{
+    return move(ctx, L, "move_up", DRONE_UP);
+}
+
+int skill_move_down(skill_ctx *ctx, lua_State *L)
+{
+    return move(ctx, L, "move_down", DRONE_DOWN);
+}
+
+int skill_turn_cw(skill_ctx *ctx, lua_State *L)
+{
+    return turn(ctx, L, "turn_cw", 1);
+}
+
+int skill_turn_ccw(skill_ctx *ctx, lua_State *L)
+{
+    return turn(ctx, L, "turn_ccw", -1);
+}
+
+/* Without a drone, delay still waits (in real time), polling the sandbox. */
+static void wait_real(skill_ctx *ctx, lua_State *L, lua_Integer ms)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (!sandbox_alive(ctx->sb)) sandbox_check(L);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double done = (now.tv_sec - t0.tv_sec) * 1e3 + (now.tv_nsec - t0.tv_nsec) / 1e6;
+        if (done >= (double)ms) return;
+        double left = (double)ms - done, step = left < 10 ? left : 10;
+        struct timespec ts = {0, (long)(step * 1e6)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int skill_delay(skill_ctx *ctx, lua_State *L)
+{
+    lua_Integer ms = luaL_checkinteger(L, 1);
+    if (ms < 0 || ms > 3600000) return luaL_error(L, "delay: %d ms is not in 0..3600000", (int)ms);
+    if (!ctx->drone) {
+        wait_real(ctx, L, ms);
+        if (!sandbox_alive(ctx->sb)) sandbox_check(L);
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    drone *d = need_drone(ctx, L, "delay");
+    char err[256] = "";
+    int rc = d->ops->wait(d, (int)ms, err, sizeof err);
+    return motion_result(ctx, L, "delay", rc, err);
+}

@@ -1,24 +1,90 @@
-/* Vision skills. Until the simulator lands, they only report that no camera
- * is connected. */
+/*
+ * Vision skills: they read the current view through ctx->observe (the
+ * simulator's camera or a detector) and look objects up by class or instance
+ * id (vision_find). An object that is not in view gives false (SPEC §4).
+ */
 #include "skills/builtin.h"
+
+#include "drone/constraints.h"
+#include "drone/sim.h"
 
 #include <lauxlib.h>
 
-static int no_camera(lua_State *L, const char *name)
+/* Fills OBJS with the current view; raises a clear error without a camera. */
+static int view(skill_ctx *ctx, lua_State *L, const char *name, vision_object *objs)
 {
-    return luaL_error(L, "%s: no camera connected (give a scene with --scene, or --drone)", name);
+    if (!ctx->observe)
+        return luaL_error(L, "%s: no camera connected (give a scene with --scene, or --drone)",
+                          name);
+    if (!sandbox_alive(ctx->sb)) sandbox_check(L);
+    char err[256] = "";
+    int n = ctx->observe(ctx->observe_ud, objs, VISION_MAX_OBJECTS, err, sizeof err);
+    if (n < 0) return luaL_error(L, "%s: %s", name, err);
+    return n;
 }
 
-#define NO_CAMERA_SKILL(fn, name)                                                                  \
-    int fn(skill_ctx *ctx, lua_State *L)                                                           \
-    {                                                                                              \
-        (void)ctx;                                                                                 \
-        return no_camera(L, name);                                                                 \
-    }
+static const vision_object *find(skill_ctx *ctx, lua_State *L, const char *name)
+{
+    static _Thread_local vision_object objs[VISION_MAX_OBJECTS];
+    const char *obj = luaL_checkstring(L, 1);
+    int n = view(ctx, L, name, objs);
+    return vision_find(objs, n, obj);
+}
 
-NO_CAMERA_SKILL(skill_is_visible, "is_visible")
-NO_CAMERA_SKILL(skill_object_x, "object_x")
-NO_CAMERA_SKILL(skill_object_y, "object_y")
-NO_CAMERA_SKILL(skill_object_width, "object_width")
-NO_CAMERA_SKILL(skill_object_height, "object_height")
-NO_CAMERA_SKILL(skill_take_picture, "take_picture")
+int skill_is_visible(skill_ctx *ctx, lua_State *L)
+{
+    lua_pushboolean(L, find(ctx, L, "is_visible") != NULL);
+    return 1;
+}
+
+enum { FIELD_X, FIELD_Y, FIELD_W, FIELD_H };
+
+static int field(skill_ctx *ctx, lua_State *L, const char *name, int which)
+{
+    const vision_object *o = find(ctx, L, name);
+    if (!o) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    float v = which == FIELD_X ? o->x : which == FIELD_Y ? o->y : which == FIELD_W ? o->w : o->h;
+    /* Full precision (the scene description rounds to two places): skills
+     * such as approach estimate distance from small changes in size. */
+    lua_pushnumber(L, (lua_Number)v);
+    return 1;
+}
+
+int skill_object_x(skill_ctx *ctx, lua_State *L)
+{
+    return field(ctx, L, "object_x", FIELD_X);
+}
+
+int skill_object_y(skill_ctx *ctx, lua_State *L)
+{
+    return field(ctx, L, "object_y", FIELD_Y);
+}
+
+int skill_object_width(skill_ctx *ctx, lua_State *L)
+{
+    return field(ctx, L, "object_width", FIELD_W);
+}
+
+int skill_object_height(skill_ctx *ctx, lua_State *L)
+{
+    return field(ctx, L, "object_height", FIELD_H);
+}
+
+/* Pictures come from the simulator's renderer; a real camera's frames are
+ * saved by the vision pipeline, which registers itself here when present. */
+int skill_take_picture(skill_ctx *ctx, lua_State *L)
+{
+    drone *d = ctx->drone;
+    if (d && constraints_is(d)) d = constraints_inner(d);
+    if (!d) return luaL_error(L, "take_picture: no camera connected (give a scene with --scene)");
+    if (!sim_is(d)) return luaL_error(L, "take_picture: this drone has no picture source");
+    if (!sandbox_alive(ctx->sb)) sandbox_check(L);
+    char path[512], err[256];
+    if (sim_take_picture(d, path, sizeof path, err, sizeof err))
+        return luaL_error(L, "take_picture: %s", err);
+    lua_pushstring(L, path);
+    return 1;
+}

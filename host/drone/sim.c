@@ -1,0 +1,321 @@
+/*
+ * The simulated drone: kinematics, clock, battery and collisions. The camera
+ * lives in sim_camera.c; both share struct sim from sim_internal.h.
+ */
+#include "drone/sim_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SIM_DRONE_RADIUS 10.0 /* cm kept clear of every box */
+#define SIM_DRAIN_PER_S 0.1   /* battery percent per second of flight */
+#define SIM_POLL_MS 10.0      /* real time between abort polls */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(double ms)
+{
+    if (ms <= 0) return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+}
+
+static bool aborted(drone *d)
+{
+    return d->abort && d->abort(d->abort_ud);
+}
+
+double sim_wrap_yaw(double yaw)
+{
+    yaw = fmod(yaw, 360);
+    if (yaw < 0) yaw += 360;
+    if (yaw >= 360) yaw -= 360;
+    return yaw;
+}
+
+/* Advances the clock and the battery by SIM_MS of flight. */
+static void advance(sim *s, double sim_ms)
+{
+    s->clock_ms += sim_ms;
+    if (s->state.flying) {
+        s->battery -= SIM_DRAIN_PER_S * sim_ms / 1000;
+        if (s->battery < 0) s->battery = 0;
+        s->state.flight_time_s += sim_ms / 1000;
+    }
+    s->state.battery = (int)ceil(s->battery);
+}
+
+/* Runs a motion that takes DURATION simulated ms, calling STEP with the
+ * fraction done (0..1] as real time passes. Returns 0 when finished, -1 when
+ * aborted (the motion stays where it got to). */
+static int animate(sim *s, double duration, void (*step)(sim *, double), char *err, size_t errlen)
+{
+    drone *d = &s->drone;
+    if (aborted(d)) return fail(err, errlen, "cancelled");
+    if (s->opts.time_scale <= 0 || duration <= 0) {
+        step(s, 1);
+        advance(s, duration);
+        return 0;
+    }
+    double real_total = duration / s->opts.time_scale, start = wall_ms(), done = 0;
+    for (;;) {
+        double elapsed = wall_ms() - start;
+        double frac = elapsed >= real_total ? 1 : elapsed / real_total;
+        step(s, frac);
+        advance(s, (frac - done) * duration);
+        done = frac;
+        if (frac >= 1) return 0;
+        if (aborted(d)) return fail(err, errlen, "cancelled");
+        sleep_ms(fmin(SIM_POLL_MS, real_total - elapsed));
+    }
+}
+
+/* Motion steps interpolate between s->from and s->to. */
+static void step_pose(sim *s, double frac)
+{
+    drone_pose *p = &s->state.pose;
+    p->x = s->from.x + (s->to.x - s->from.x) * frac;
+    p->y = s->from.y + (s->to.y - s->from.y) * frac;
+    p->z = s->from.z + (s->to.z - s->from.z) * frac;
+    p->yaw = sim_wrap_yaw(s->from.yaw + (s->to.yaw - s->from.yaw) * frac);
+    s->state.tof_cm = s->state.baro_cm = p->z;
+}
+
+/* Where along the segment A->B (0..1) it first enters box O grown by R, or
+ * -1 if it does not (slab method). */
+double sim_segment_box(const double a[3], const double b[3], const scene_object *o, double r)
+{
+    double lo[3] = {o->x - o->w / 2 - r, o->y - o->d / 2 - r, o->z - r};
+    double hi[3] = {o->x + o->w / 2 + r, o->y + o->d / 2 + r, o->z + o->h + r};
+    double t0 = 0, t1 = 1;
+    for (int i = 0; i < 3; i++) {
+        double dir = b[i] - a[i];
+        if (fabs(dir) < 1e-12) {
+            if (a[i] < lo[i] || a[i] > hi[i]) return -1;
+            continue;
+        }
+        double ta = (lo[i] - a[i]) / dir, tb = (hi[i] - a[i]) / dir;
+        if (ta > tb) {
+            double t = ta;
+            ta = tb;
+            tb = t;
+        }
+        if (ta > t0) t0 = ta;
+        if (tb < t1) t1 = tb;
+        if (t0 > t1) return -1;
+    }
+    return t0;
+}
+
+static const char *dir_name(drone_dir dir)
+{
+    static const char *const names[] = {"forward", "back", "left", "right", "up", "down"};
+    return (unsigned)dir < 6 ? names[dir] : "?";
+}
+
+static int sim_connect(drone *d, char *err, size_t errlen)
+{
+    (void)d, (void)err, (void)errlen;
+    return 0;
+}
+
+static int sim_takeoff(drone *d, char *err, size_t errlen)
+{
+    sim *s = d->impl;
+    if (s->state.flying) return 0;
+    if (s->state.battery <= s->scene.limits.battery_reserve)
+        return fail(err, errlen, "battery %d%% is too low to take off", s->state.battery);
+    /* Instant: a mission starts at the scene's pose, and the climb to it is
+     * not part of any plan. */
+    s->state.flying = true;
+    s->state.pose.z = s->state.tof_cm = s->state.baro_cm = s->scene.start.z;
+    return 0;
+}
+
+static int sim_land(drone *d, char *err, size_t errlen)
+{
+    sim *s = d->impl;
+    if (!s->state.flying) return 0;
+    s->from = s->to = s->state.pose;
+    s->to.z = 0;
+    int rc = animate(s, s->from.z / s->scene.speed * 1000, step_pose, err, errlen);
+    if (rc == 0) s->state.flying = false;
+    return rc;
+}
+
+static int sim_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
+{
+    sim *s = d->impl;
+    if (!s->state.flying) return fail(err, errlen, "not flying (take off first)");
+    if (cm < 0) return fail(err, errlen, "distance %d cm is negative", cm);
+    drone_pose p = s->state.pose;
+    double rad = p.yaw * M_PI / 180, fx = sin(rad), fy = cos(rad);
+    double dx = 0, dy = 0, dz = 0;
+    switch (dir) {
+    case DRONE_FORWARD: dx = fx, dy = fy; break;
+    case DRONE_BACK: dx = -fx, dy = -fy; break;
+    case DRONE_RIGHT: dx = fy, dy = -fx; break;
+    case DRONE_LEFT: dx = -fy, dy = fx; break;
+    case DRONE_UP: dz = 1; break;
+    case DRONE_DOWN: dz = -1; break;
+    default: return fail(err, errlen, "unknown direction %d", (int)dir);
+    }
+    s->from = s->to = p;
+    s->to.x += dx * cm, s->to.y += dy * cm, s->to.z += dz * cm;
+    if (s->to.z < 0)
+        return fail(err, errlen, "moving down %d cm would hit the ground (at %.0f cm)", cm, p.z);
+    double a[3] = {p.x, p.y, p.z}, b[3] = {s->to.x, s->to.y, s->to.z};
+    for (int i = 0; i < s->scene.nobjects; i++) {
+        const scene_object *o = &s->scene.objects[i];
+        /* A drone that starts within the margin (placed there by the scene)
+         * may still move, as long as it does not enter the box itself. */
+        double r = sim_segment_box(a, a, o, SIM_DRONE_RADIUS) == 0 ? 0 : SIM_DRONE_RADIUS;
+        if (r == 0 && sim_segment_box(a, a, o, 0) == 0) continue;
+        double t = sim_segment_box(a, b, o, r);
+        if (t >= 0)
+            return fail(err, errlen, "obstacle: moving %s %d cm would hit %s after %.0f cm",
+                        dir_name(dir), cm, o->id, t * cm);
+    }
+    return animate(s, cm / s->scene.speed * 1000, step_pose, err, errlen);
+}
+
+static int sim_turn(drone *d, int degrees, char *err, size_t errlen)
+{
+    sim *s = d->impl;
+    if (!s->state.flying) return fail(err, errlen, "not flying (take off first)");
+    s->from = s->to = s->state.pose;
+    s->to.yaw = s->from.yaw + degrees;
+    return animate(s, fabs((double)degrees) / s->scene.yaw_rate * 1000, step_pose, err, errlen);
+}
+
+static void step_none(sim *s, double frac)
+{
+    (void)s, (void)frac;
+}
+
+static int sim_wait(drone *d, int ms, char *err, size_t errlen)
+{
+    if (ms < 0) return fail(err, errlen, "negative delay %d ms", ms);
+    return animate(d->impl, ms, step_none, err, errlen);
+}
+
+static int sim_hover(drone *d)
+{
+    (void)d;
+    return 0;
+}
+
+static int sim_emergency(drone *d)
+{
+    sim *s = d->impl;
+    s->state.flying = false;
+    s->state.pose.z = 0;
+    return 0;
+}
+
+static int sim_get_state(drone *d, drone_state *out)
+{
+    sim *s = d->impl;
+    *out = s->state;
+    return 0;
+}
+
+static void sim_destroy(drone *d)
+{
+    free(d->impl);
+}
+
+static const drone_ops sim_ops = {
+    .name = "sim",
+    .connect = sim_connect,
+    .takeoff = sim_takeoff,
+    .land = sim_land,
+    .move = sim_move,
+    .turn = sim_turn,
+    .hover = sim_hover,
+    .emergency = sim_emergency,
+    .get_state = sim_get_state,
+    .wait = sim_wait,
+    .destroy = sim_destroy,
+};
+
+drone *sim_open(const scene *sc, const sim_options *opts, char *err, size_t errlen)
+{
+    sim *s = calloc(1, sizeof *s);
+    if (!s) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->scene = *sc;
+    if (opts) s->opts = *opts;
+    if (s->opts.time_scale < 0) s->opts.time_scale = 0;
+    s->rng = s->opts.seed ^ 0x9e3779b97f4a7c15ull;
+    s->battery = sc->battery;
+    s->state.battery = sc->battery;
+    s->state.pose = sc->start;
+    s->state.pose.z = 0;
+    s->drone.ops = &sim_ops;
+    s->drone.impl = s;
+    return &s->drone;
+}
+
+bool sim_is(const drone *d)
+{
+    return d && d->ops == &sim_ops;
+}
+
+double sim_time_ms(const drone *d)
+{
+    return ((const sim *)d->impl)->clock_ms;
+}
+
+const scene *sim_scene(const drone *d)
+{
+    return &((const sim *)d->impl)->scene;
+}
+
+double sim_box_distance(const double p[3], const scene_object *o)
+{
+    double lo[3] = {o->x - o->w / 2, o->y - o->d / 2, o->z};
+    double hi[3] = {o->x + o->w / 2, o->y + o->d / 2, o->z + o->h};
+    double sum = 0;
+    for (int i = 0; i < 3; i++) {
+        double c = p[i] < lo[i] ? lo[i] : p[i] > hi[i] ? hi[i] : p[i];
+        sum += (p[i] - c) * (p[i] - c);
+    }
+    return sqrt(sum);
+}
+
+double sim_distance_to(const drone *d, const char *id)
+{
+    const sim *s = d->impl;
+    const scene_object *o = scene_find(&s->scene, id);
+    if (!o) return -1;
+    double p[3] = {s->state.pose.x, s->state.pose.y, s->state.pose.z};
+    return sim_box_distance(p, o);
+}

@@ -1,0 +1,590 @@
+/*
+ * The chat-completions client. See llm.h for the contract.
+ *
+ * One call = up to 1 + max_retries attempts. Each attempt runs an easy handle
+ * inside a private multi handle so that the loop wakes every POLL_MS to check
+ * what libcurl cannot: the caller's cancel flag and the idle timeout of a
+ * stream (libcurl's low-speed limit has one-second granularity and cannot be
+ * cancelled). Body bytes go to on_body, which either feeds the SSE reader
+ * (streams) or collects the JSON body (non-streaming replies and errors).
+ */
+#include "llm/llm.h"
+#include "llm/sse.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define POLL_MS 50
+#define BODY_MAX (8u * 1024u * 1024u)
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void copy_env(char *dst, size_t n, const char *var, const char *fallback)
+{
+    const char *v = getenv(var);
+    snprintf(dst, n, "%s", v && *v ? v : fallback);
+}
+
+void llm_config_defaults(llm_config *c)
+{
+    memset(c, 0, sizeof *c);
+    copy_env(c->base_url, sizeof c->base_url, "OPENAI_BASE_URL", "https://api.openai.com/v1");
+    copy_env(c->api_key, sizeof c->api_key, "OPENAI_API_KEY", "");
+    copy_env(c->model, sizeof c->model, "ALOFT_MODEL", "");
+    c->connect_timeout_ms = 10000;
+    c->idle_timeout_ms = 30000;
+    c->total_timeout_ms = 120000;
+    c->max_retries = 3;
+    c->backoff_ms = 1000;
+    c->backoff_max_ms = 16000;
+    c->retry_after_max_ms = 60000;
+    c->stream = true;
+    c->stream_usage = true;
+    c->temperature = 0;
+    c->max_tokens = 0;
+}
+
+const char *llm_status_name(llm_status s)
+{
+    static const char *const names[] = {
+        "ok",   "config", "network",  "timeout",   "auth",      "not_found", "http",
+        "rate", "server", "protocol", "truncated", "cancelled", "aborted",
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
+/* ---- growable text ------------------------------------------------------- */
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf;
+
+static int buf_add(buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+/* ---- one attempt ---------------------------------------------------------- */
+
+enum body_mode { MODE_UNKNOWN, MODE_SSE, MODE_BODY };
+enum timeout_kind { TO_NONE, TO_IDLE, TO_TOTAL };
+
+typedef struct attempt {
+    const llm_config *cfg;
+    const llm_request *req;
+    CURL *h;
+    double t_call; /* start of the whole call */
+    double *ttft;  /* where the first content time goes (shared by attempts) */
+    double last_rx;
+
+    enum body_mode mode;
+    sse_reader sse;
+    buf body; /* non-SSE body */
+    buf text; /* content received */
+
+    bool delivered;   /* content went to the callback */
+    bool done_marker; /* saw data: [DONE] */
+    bool cancelled, aborted;
+    enum timeout_kind timeout;
+    char finish[32];
+    bool usage_known;
+    int prompt_tokens, completion_tokens;
+
+    llm_status fail; /* set by the body handlers */
+    char err[LLM_ERR_MAX];
+} attempt;
+
+static void fail(attempt *a, llm_status s, const char *fmt, ...)
+{
+    if (a->fail) return; /* keep the first cause */
+    a->fail = s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->err, sizeof a->err, fmt, ap);
+    va_end(ap);
+}
+
+/* Hands content to the caller. Returns non-zero to stop the transfer. */
+static int deliver(attempt *a, const char *s, size_t n)
+{
+    if (n == 0) return 0;
+    if (buf_add(&a->text, s, n) < 0) {
+        fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
+        return 1;
+    }
+    if (*a->ttft < 0) *a->ttft = now_ms() - a->t_call;
+    a->delivered = true;
+    if (a->req->on_delta && a->req->on_delta(a->req->ud, s, n) != 0) {
+        a->aborted = true;
+        return 1;
+    }
+    return 0;
+}
+
+static void read_usage(attempt *a, const cJSON *root)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (!cJSON_IsObject(u)) return;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
+    if (cJSON_IsNumber(p)) a->prompt_tokens = p->valueint;
+    if (cJSON_IsNumber(c)) a->completion_tokens = c->valueint;
+    a->usage_known = cJSON_IsNumber(p) || cJSON_IsNumber(c);
+}
+
+static void read_finish(attempt *a, const cJSON *choice)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+    if (cJSON_IsString(f)) snprintf(a->finish, sizeof a->finish, "%s", f->valuestring);
+}
+
+/* The server's own words from an error object: {"error":{"message":..}},
+ * {"error":".."} (Ollama) or {"detail":..}. Writes "" if there are none. */
+static void error_text(const cJSON *root, char *out, size_t n)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(e)) e = cJSON_GetObjectItemCaseSensitive(e, "message");
+    if (!e) e = cJSON_GetObjectItemCaseSensitive(root, "detail");
+    snprintf(out, n, "%s", cJSON_IsString(e) ? e->valuestring : "");
+}
+
+/* One SSE event of a chat-completions stream. */
+static int on_event(void *ud, const char *data, size_t len)
+{
+    attempt *a = ud;
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        a->done_marker = true;
+        return 0;
+    }
+    cJSON *root = cJSON_ParseWithLength(data, len);
+    if (!root) {
+        fail(a, LLM_E_PROTOCOL, "malformed JSON in the stream: %.80s", data);
+        return 1;
+    }
+    int stop = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "error")) {
+        char msg[256];
+        error_text(root, msg, sizeof msg);
+        fail(a, LLM_E_SERVER, "the server reported an error in the stream: %s",
+             *msg ? msg : "(no message)");
+        stop = 1;
+    } else {
+        read_usage(a, root);
+        const cJSON *choice =
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+        if (choice) {
+            const cJSON *delta = cJSON_GetObjectItemCaseSensitive(choice, "delta");
+            const cJSON *content = cJSON_GetObjectItemCaseSensitive(delta, "content");
+            if (cJSON_IsString(content))
+                stop = deliver(a, content->valuestring, strlen(content->valuestring));
+            read_finish(a, choice);
+        }
+    }
+    cJSON_Delete(root);
+    return stop;
+}
+
+static bool is_success(long code)
+{
+    return code >= 200 && code < 300;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    ((attempt *)ud)->last_rx = now_ms();
+    return size * n;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    attempt *a = ud;
+    size_t len = size * n;
+    a->last_rx = now_ms();
+    if (a->mode == MODE_UNKNOWN) {
+        /* A stream is SSE unless the server answered with JSON anyway (an
+         * error, or a server that ignores "stream"). */
+        long code = 0;
+        char *ct = NULL;
+        curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(a->h, CURLINFO_CONTENT_TYPE, &ct);
+        bool json = ct && strstr(ct, "json");
+        a->mode = (a->cfg->stream && is_success(code) && !json) ? MODE_SSE : MODE_BODY;
+    }
+    if (a->mode == MODE_SSE) {
+        int rc = sse_feed(&a->sse, p, len, on_event, a);
+        if (rc < 0) fail(a, LLM_E_PROTOCOL, "a stream event was too large");
+        return rc ? 0 : len;
+    }
+    if (a->body.len + len > BODY_MAX || buf_add(&a->body, p, len) < 0) {
+        fail(a, LLM_E_PROTOCOL, "the reply is larger than %u bytes", BODY_MAX);
+        return 0;
+    }
+    return len;
+}
+
+/* ---- the request ---------------------------------------------------------- */
+
+static char *request_json(const llm_config *cfg, const llm_request *req)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "model", cfg->model);
+    cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
+    for (int i = 0; i < req->nmessages; i++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", req->messages[i].role);
+        cJSON_AddStringToObject(m, "content", req->messages[i].content);
+        cJSON_AddItemToArray(msgs, m);
+    }
+    cJSON_AddBoolToObject(root, "stream", cfg->stream);
+    if (cfg->stream && cfg->stream_usage) {
+        cJSON *so = cJSON_AddObjectToObject(root, "stream_options");
+        cJSON_AddBoolToObject(so, "include_usage", 1);
+    }
+    if (cfg->temperature >= 0) cJSON_AddNumberToObject(root, "temperature", cfg->temperature);
+    if (cfg->max_tokens > 0) cJSON_AddNumberToObject(root, "max_tokens", cfg->max_tokens);
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+static void run_transfer(attempt *a, double deadline, CURLcode *res)
+{
+    CURLM *m = curl_multi_init();
+    if (!m) {
+        *res = CURLE_OUT_OF_MEMORY;
+        return;
+    }
+    curl_multi_add_handle(m, a->h);
+    int running = 1;
+    *res = CURLE_OK;
+    a->last_rx = now_ms();
+    for (;;) {
+        if (curl_multi_perform(m, &running) != CURLM_OK) {
+            *res = CURLE_FAILED_INIT;
+            break;
+        }
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m, &left)))
+            if (msg->msg == CURLMSG_DONE) *res = msg->data.result;
+        if (!running) break;
+        if (a->req->cancel && atomic_load(a->req->cancel)) {
+            a->cancelled = true;
+            break;
+        }
+        double t = now_ms();
+        if (t >= deadline) {
+            a->timeout = TO_TOTAL;
+            break;
+        }
+        if (a->cfg->stream && a->cfg->idle_timeout_ms > 0 &&
+            t - a->last_rx >= a->cfg->idle_timeout_ms) {
+            a->timeout = TO_IDLE;
+            break;
+        }
+        curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
+    }
+    curl_multi_remove_handle(m, a->h);
+    curl_multi_cleanup(m);
+}
+
+static void http_failure(attempt *a, long code, const char *url)
+{
+    char msg[256] = "";
+    cJSON *root = cJSON_ParseWithLength(a->body.p ? a->body.p : "", a->body.len);
+    if (root) error_text(root, msg, sizeof msg);
+    cJSON_Delete(root);
+    if (!*msg && a->body.len) snprintf(msg, sizeof msg, "%.200s", a->body.p);
+    const char *sep = *msg ? ": " : "";
+    if (code == 401 || code == 403)
+        fail(a, LLM_E_AUTH,
+             "HTTP %ld from %s: the server refused the request (check OPENAI_API_KEY)%s%s", code,
+             url, sep, msg);
+    else if (code == 404)
+        fail(a, LLM_E_NOT_FOUND, "HTTP 404 from %s: check the base URL and the model name '%s'%s%s",
+             url, a->cfg->model, sep, msg);
+    else if (code == 429)
+        fail(a, LLM_E_RATE, "HTTP 429 from %s: rate limited%s%s", url, sep, msg);
+    else if (code >= 500)
+        fail(a, LLM_E_SERVER, "HTTP %ld from %s: server error%s%s", code, url, sep, msg);
+    else
+        fail(a, LLM_E_HTTP, "HTTP %ld from %s%s%s", code, url, sep, msg);
+}
+
+/* A whole (non-SSE) successful body: {"choices":[{"message":{"content":..}}]}. */
+static void parse_body(attempt *a)
+{
+    cJSON *root = cJSON_ParseWithLength(a->body.p ? a->body.p : "", a->body.len);
+    if (!root) {
+        fail(a, LLM_E_PROTOCOL, "malformed JSON in the reply: %.80s", a->body.p ? a->body.p : "");
+        return;
+    }
+    const cJSON *choice = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    if (cJSON_GetObjectItemCaseSensitive(root, "error")) {
+        char m[256];
+        error_text(root, m, sizeof m);
+        fail(a, LLM_E_SERVER, "the server reported an error: %s", *m ? m : "(no message)");
+    } else if (!cJSON_IsString(content)) {
+        fail(a, LLM_E_PROTOCOL, "the reply has no choices[0].message.content");
+    } else {
+        read_usage(a, root);
+        read_finish(a, choice);
+        deliver(a, content->valuestring, strlen(content->valuestring));
+    }
+    cJSON_Delete(root);
+}
+
+/* Runs one HTTP request and classifies its outcome into a->fail / a->err.
+ * *retry_after_ms is set from a Retry-After header, else -1. */
+static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, const char *body,
+                        double deadline, long *http_code, long *retry_after_ms)
+{
+    char curl_err[CURL_ERROR_SIZE] = "";
+    *retry_after_ms = -1;
+    *http_code = 0;
+    a->h = curl_easy_init();
+    if (!a->h) {
+        fail(a, LLM_E_NETWORK, "cannot create a curl handle");
+        return;
+    }
+    long remaining = (long)(deadline - now_ms());
+    if (remaining < 1) remaining = 1;
+    curl_easy_setopt(a->h, CURLOPT_URL, url);
+    curl_easy_setopt(a->h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(a->h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(a->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(a->h, CURLOPT_CONNECTTIMEOUT_MS, a->cfg->connect_timeout_ms);
+    curl_easy_setopt(a->h, CURLOPT_TIMEOUT_MS, remaining);
+    curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, curl_err);
+    curl_easy_setopt(a->h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(a->h, CURLOPT_WRITEDATA, a);
+    curl_easy_setopt(a->h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(a->h, CURLOPT_HEADERDATA, a);
+
+    CURLcode res;
+    run_transfer(a, deadline, &res);
+    curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, http_code);
+    curl_off_t ra = -1;
+    if (curl_easy_getinfo(a->h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+        *retry_after_ms = (long)ra * 1000;
+    curl_easy_cleanup(a->h);
+    a->h = NULL;
+
+    if (a->cancelled) {
+        a->fail = LLM_E_CANCELLED;
+        snprintf(a->err, sizeof a->err, "cancelled");
+    } else if (a->aborted) {
+        a->fail = LLM_E_ABORTED;
+        snprintf(a->err, sizeof a->err, "stopped by the caller after %zu bytes", a->text.len);
+    } else if (a->fail) {
+        /* a malformed or failing stream, already described */
+    } else if (a->timeout == TO_IDLE) {
+        fail(a, LLM_E_TIMEOUT,
+             "the stream stalled: no data for %ld ms (idle timeout) after %zu bytes of reply",
+             a->cfg->idle_timeout_ms, a->text.len);
+    } else if (a->timeout == TO_TOTAL || res == CURLE_OPERATION_TIMEDOUT) {
+        fail(a, LLM_E_TIMEOUT, "no complete reply from %s within the time limit (%s)", url,
+             *curl_err ? curl_err : "total timeout");
+    } else if (res != CURLE_OK) {
+        if (a->mode == MODE_SSE && is_success(*http_code))
+            fail(a, LLM_E_TRUNCATED, "the stream broke off after %zu bytes of reply: %s",
+                 a->text.len, *curl_err ? curl_err : curl_easy_strerror(res));
+        else
+            fail(a, LLM_E_NETWORK, "cannot get a reply from %s: %s", url,
+                 *curl_err ? curl_err : curl_easy_strerror(res));
+    } else if (!is_success(*http_code)) {
+        http_failure(a, *http_code, url);
+    } else if (a->mode == MODE_SSE) {
+        if (sse_finish(&a->sse, on_event, a) == 0 && !a->done_marker && !*a->finish)
+            fail(a, LLM_E_TRUNCATED,
+                 "the stream ended without its end marker after %zu bytes of reply", a->text.len);
+    } else {
+        parse_body(a);
+    }
+    if (a->aborted && !a->cancelled) { /* the callback stopped a late delivery */
+        a->fail = LLM_E_ABORTED;
+        snprintf(a->err, sizeof a->err, "stopped by the caller after %zu bytes", a->text.len);
+    }
+}
+
+static bool retryable(const attempt *a)
+{
+    if (a->delivered) return false; /* the caller may have acted on it */
+    switch (a->fail) {
+    case LLM_E_NETWORK:
+    case LLM_E_TIMEOUT:
+    case LLM_E_RATE:
+    case LLM_E_SERVER:
+    case LLM_E_TRUNCATED: return true;
+    default: return false;
+    }
+}
+
+/* Sleeps MS milliseconds unless the cancel flag is set first. */
+static bool wait_ms(const llm_request *req, long ms)
+{
+    double end = now_ms() + ms;
+    for (;;) {
+        if (req->cancel && atomic_load(req->cancel)) return false;
+        double left = end - now_ms();
+        if (left <= 0) return true;
+        if (left > POLL_MS / 2) left = POLL_MS / 2;
+        struct timespec ts = {0, (long)(left * 1e6)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void set_error(llm_result *out, llm_status s, const char *fmt, ...)
+{
+    out->status = s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->error, sizeof out->error, fmt, ap);
+    va_end(ap);
+}
+
+static int check_config(const llm_config *cfg, const llm_request *req, llm_result *out)
+{
+    if (!*cfg->model) {
+        set_error(out, LLM_E_CONFIG, "no model given: use --model or set ALOFT_MODEL");
+        return -1;
+    }
+    if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0) {
+        set_error(out, LLM_E_CONFIG, "the LLM base URL '%s' must start with http:// or https://",
+                  cfg->base_url);
+        return -1;
+    }
+    if (req->nmessages < 1 || !req->messages) {
+        set_error(out, LLM_E_CONFIG, "a request needs at least one message");
+        return -1;
+    }
+    return 0;
+}
+
+int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ttft_ms = -1;
+    double t0 = now_ms();
+    if (check_config(cfg, req, out) < 0) goto done;
+    pthread_once(&curl_once, curl_init_once);
+
+    char url[LLM_URL_MAX + 32];
+    size_t blen = strlen(cfg->base_url);
+    while (blen > 0 && cfg->base_url[blen - 1] == '/')
+        blen--;
+    snprintf(url, sizeof url, "%.*s/chat/completions", (int)blen, cfg->base_url);
+
+    char *body = request_json(cfg, req);
+    if (!body) {
+        set_error(out, LLM_E_CONFIG, "out of memory while building the request");
+        goto done;
+    }
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    if (cfg->stream) hdrs = curl_slist_append(hdrs, "Accept: text/event-stream");
+    if (*cfg->api_key) {
+        char auth[LLM_KEY_MAX + 32];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", cfg->api_key);
+        hdrs = curl_slist_append(hdrs, auth);
+    }
+    double deadline = t0 + (cfg->total_timeout_ms > 0 ? cfg->total_timeout_ms : 120000);
+    long backoff = cfg->backoff_ms;
+
+    for (int i = 0;; i++) {
+        if (req->cancel && atomic_load(req->cancel)) {
+            set_error(out, LLM_E_CANCELLED, "cancelled");
+            break;
+        }
+        attempt a = {.cfg = cfg, .req = req, .t_call = t0, .ttft = &out->ttft_ms};
+        sse_init(&a.sse);
+        long code, retry_after;
+        attempt_run(&a, url, hdrs, body, deadline, &code, &retry_after);
+        out->attempts = i + 1;
+        out->http_status = (int)code;
+        bool again = a.fail && retryable(&a) && i < cfg->max_retries;
+        long wait = backoff;
+        if (again && a.fail == LLM_E_RATE && retry_after >= 0) wait = retry_after;
+        if (again && wait > cfg->retry_after_max_ms) {
+            snprintf(a.err + strlen(a.err), sizeof a.err - strlen(a.err),
+                     " (the server asks to wait %ld s, longer than allowed)", wait / 1000);
+            again = false;
+        } else if (again && now_ms() + wait >= deadline) {
+            snprintf(a.err + strlen(a.err), sizeof a.err - strlen(a.err),
+                     " (no time left to retry)");
+            again = false;
+        }
+        if (!again) {
+            out->status = a.fail;
+            if (a.fail && out->attempts > 1)
+                snprintf(out->error, sizeof out->error, "%.460s [after %d attempts]", a.err,
+                         out->attempts);
+            else
+                snprintf(out->error, sizeof out->error, "%s", a.err);
+            out->text = a.text.p;
+            out->len = a.text.len;
+            snprintf(out->finish_reason, sizeof out->finish_reason, "%s", a.finish);
+            out->usage_known = a.usage_known;
+            out->prompt_tokens = a.prompt_tokens;
+            out->completion_tokens = a.completion_tokens;
+            sse_free(&a.sse);
+            free(a.body.p);
+            break;
+        }
+        sse_free(&a.sse);
+        free(a.body.p);
+        free(a.text.p);
+        if (!wait_ms(req, wait)) {
+            set_error(out, LLM_E_CANCELLED, "cancelled");
+            break;
+        }
+        backoff = backoff * 2 > cfg->backoff_max_ms ? cfg->backoff_max_ms : backoff * 2;
+    }
+    curl_slist_free_all(hdrs);
+    cJSON_free(body);
+done:
+    if (!out->text) out->text = calloc(1, 1);
+    out->latency_ms = now_ms() - t0;
+    return out->status == LLM_OK ? 0 : -1;
+}
+
+void llm_result_free(llm_result *r)
+{
+    free(r->text);
+    r->text = NULL;
+    r->len = 0;
+}

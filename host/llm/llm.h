@@ -1,0 +1,114 @@
+/*
+ * The LLM client (SPEC §8): OpenAI Chat Completions over libcurl, streaming
+ * (SSE) or not. Works with any server that speaks the protocol: OpenAI,
+ * Ollama, llama.cpp's server, vLLM.
+ *
+ * Streaming is the point of the whole product: the mission controller feeds
+ * each content delta to the incremental MiniSpec parser and runs statements
+ * while the reply is still being written. So llm_call runs the transfer on
+ * the calling thread and invokes the delta callback from inside it, as the
+ * bytes arrive.
+ *
+ * Retries (network errors, timeouts, 429, 5xx) happen only while nothing has
+ * been delivered to the callback: once the caller has acted on part of a
+ * reply, a failure is reported (e.g. LLM_E_TRUNCATED), never papered over by
+ * a silent second attempt whose text could differ.
+ */
+#ifndef ALOFT_LLM_LLM_H
+#define ALOFT_LLM_LLM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LLM_URL_MAX 512
+#define LLM_KEY_MAX 512
+#define LLM_MODEL_MAX 128
+#define LLM_ERR_MAX 512
+
+typedef struct llm_config {
+    char base_url[LLM_URL_MAX]; /* ".../v1"; "/chat/completions" is appended */
+    char api_key[LLM_KEY_MAX];  /* "" sends no Authorization header */
+    char model[LLM_MODEL_MAX];  /* required */
+    long connect_timeout_ms;    /* default 10000 */
+    long idle_timeout_ms;       /* streaming: longest silence, default 30000 */
+    long total_timeout_ms;      /* whole call including retries, default 120000 */
+    int max_retries;            /* retries after the first attempt, default 3 */
+    long backoff_ms;            /* first backoff, doubled each retry, default 1000 */
+    long backoff_max_ms;        /* backoff cap, default 16000 */
+    long retry_after_max_ms;    /* a longer Retry-After fails the call, default 60000 */
+    bool stream;                /* default true */
+    bool stream_usage;          /* send stream_options.include_usage, default true */
+    double temperature;         /* < 0: not sent (server default); default 0 */
+    int max_tokens;             /* <= 0: not sent; default 0 */
+} llm_config;
+
+/* Fills C with the defaults above, taking the base URL from $OPENAI_BASE_URL
+ * (else https://api.openai.com/v1), the key from $OPENAI_API_KEY and the
+ * model from $ALOFT_MODEL. Flags parsed afterwards override fields. */
+void llm_config_defaults(llm_config *c);
+
+typedef struct llm_message {
+    const char *role; /* "system", "user" or "assistant" */
+    const char *content;
+} llm_message;
+
+/* Called with each piece of reply text as it arrives (LEN bytes, not
+ * NUL-terminated), on the thread that called llm_call. Return 0 to go on, or
+ * non-zero to abort the transfer (llm_call then returns LLM_E_ABORTED). In
+ * non-streaming mode it is called once with the whole text. */
+typedef int (*llm_delta_fn)(void *ud, const char *text, size_t len);
+
+typedef struct llm_request {
+    const llm_message *messages;
+    int nmessages;
+    llm_delta_fn on_delta; /* may be NULL */
+    void *ud;
+    /* Set (from any thread) to abort the call promptly: an in-flight transfer
+     * or a backoff wait ends within ~50 ms with LLM_E_CANCELLED. May be NULL. */
+    const atomic_bool *cancel;
+} llm_request;
+
+typedef enum llm_status {
+    LLM_OK = 0,
+    LLM_E_CONFIG,    /* bad configuration (no model, bad URL) */
+    LLM_E_NETWORK,   /* could not connect / connection failed */
+    LLM_E_TIMEOUT,   /* connect, idle or total timeout */
+    LLM_E_AUTH,      /* 401 / 403: not retried */
+    LLM_E_NOT_FOUND, /* 404: wrong base URL or model; not retried */
+    LLM_E_HTTP,      /* another 4xx: not retried */
+    LLM_E_RATE,      /* 429 after every retry */
+    LLM_E_SERVER,    /* 5xx after every retry, or an error object in the stream */
+    LLM_E_PROTOCOL,  /* malformed JSON or an unexpected reply shape */
+    LLM_E_TRUNCATED, /* the stream ended before the reply was complete */
+    LLM_E_CANCELLED, /* the cancel flag was set */
+    LLM_E_ABORTED,   /* the delta callback asked to stop */
+} llm_status;
+
+typedef struct llm_result {
+    llm_status status;
+    int http_status;        /* of the last attempt; 0 if none got a response */
+    char *text;             /* malloc'd, NUL-terminated: all content received */
+    size_t len;             /* (even on failure: what arrived, and was delivered, before it) */
+    char finish_reason[32]; /* "stop"; "length" = cut by max_tokens: the plan may be incomplete */
+    bool usage_known;       /* the server reported usage */
+    int prompt_tokens;
+    int completion_tokens;
+    double latency_ms;       /* call start to end, retries included */
+    double ttft_ms;          /* call start to first content byte; -1 if none */
+    int attempts;            /* HTTP requests made */
+    char error[LLM_ERR_MAX]; /* a message a user understands; "" when ok */
+} llm_result;
+
+/* Sends one chat completion request and waits for the reply, retrying as
+ * described at the top. Returns 0 (out->status == LLM_OK) or -1; OUT is
+ * filled either way and must be released with llm_result_free. Thread-safe:
+ * calls share nothing. */
+int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out);
+
+void llm_result_free(llm_result *r);
+
+/* A short name for STATUS ("truncated", "auth", ...). */
+const char *llm_status_name(llm_status status);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * Growable byte buffers and a bump allocator for the MiniSpec compiler. The
+ * compiler's speed budget is a few nanoseconds per plan byte, so text is
+ * appended by hand rather than through printf.
+ */
+#ifndef ALOFT_MINISPEC_BUF_H
+#define ALOFT_MINISPEC_BUF_H
+
+#include <stddef.h>
+#include <string.h>
+
+typedef struct ms_buf {
+    char *data; /* NUL-terminated whenever len > 0 */
+    size_t len, cap;
+} ms_buf;
+
+/* Appends N bytes (aborts the process only if memory is exhausted). */
+void ms_buf_add_slow(ms_buf *b, const char *s, size_t n);
+static inline void ms_buf_add(ms_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        ms_buf_add_slow(b, s, n);
+        return;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+void ms_buf_adds(ms_buf *b, const char *s);
+/* Appends a string literal (its length known at compile time). */
+#define ms_buf_addlit(b, lit) ms_buf_add((b), (lit), sizeof(lit) - 1)
+static inline void ms_buf_addc(ms_buf *b, char c)
+{
+    if (b->len + 2 > b->cap) {
+        ms_buf_add_slow(b, &c, 1);
+        return;
+    }
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+void ms_buf_addi(ms_buf *b, long long v);
+void ms_buf_indent(ms_buf *b, int levels);
+/* Gives the text to the caller (malloc'd, NUL-terminated) and empties B. */
+char *ms_buf_take(ms_buf *b);
+void ms_buf_free(ms_buf *b);
+
+/* Doubles the capacity *CAP (at least 8) of array P of ELEM-byte items. */
+void *ms_grow(void *p, int *cap, size_t elem);
+
+/* Memory for one statement's syntax tree; reset between statements. */
+typedef struct ms_arena_block ms_arena_block;
+typedef struct ms_arena {
+    ms_arena_block *head;
+} ms_arena;
+
+void *ms_arena_alloc(ms_arena *a, size_t n);
+/* Frees everything but the first block, which is kept for reuse. */
+void ms_arena_reset(ms_arena *a);
+void ms_arena_free(ms_arena *a);
+
+#endif

@@ -1,0 +1,322 @@
+/*
+ * The MiniSpec checker: skills resolved against the registry (with a hint
+ * for a name that is not there), argument counts and literal argument types,
+ * and definite assignment of variables. Loop bounds, nesting and syntax are
+ * checked where they are parsed (parser.c).
+ *
+ * Diagnostics are what the LLM reads before it tries again, so they name
+ * the skill in full, say what was expected, and suggest the closest name.
+ */
+#include "minispec/parser.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Names LLMs reach for that are not ours, with the skill they mean; most
+ * come from TypeFly's 2023 skill list or plain English. */
+static const struct {
+    const char *wrong, *right;
+} synonyms[] = {
+    {"turnleft", "turn_ccw"},
+    {"rotateleft", "turn_ccw"},
+    {"turncounterclockwise", "turn_ccw"},
+    {"turnccw", "turn_ccw"},
+    {"turnright", "turn_cw"},
+    {"rotateright", "turn_cw"},
+    {"turnclockwise", "turn_cw"},
+    {"turn", "turn_cw"},
+    {"rotate", "turn_cw"},
+    {"sweeping", "scan"},
+    {"sweep", "scan"},
+    {"find", "scan"},
+    {"search", "scan"},
+    {"sweepingabstract", "scan_abstract"},
+    {"picture", "take_picture"},
+    {"photo", "take_picture"},
+    {"objectw", "object_width"},
+    {"objecth", "object_height"},
+    {"forward", "move_forward"},
+    {"backward", "move_backward"},
+    {"back", "move_backward"},
+    {"left", "move_left"},
+    {"right", "move_right"},
+    {"up", "move_up"},
+    {"down", "move_down"},
+    {"wait", "delay"},
+    {"sleep", "delay"},
+    {"print", "log"},
+    {"say", "log"},
+    {"ask", "probe"},
+    {"visible", "is_visible"},
+    {"orient", "orienting"},
+    {"align", "orienting"},
+    {"go", "goto"},
+};
+
+/* Lowercase without underscores: "Turn_Left" -> "turnleft". */
+static size_t normalize(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < outlen; i++) {
+        if (s[i] == '_') continue;
+        out[k++] = (char)tolower((unsigned char)s[i]);
+    }
+    out[k] = '\0';
+    return k;
+}
+
+static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    int row[SKILL_NAME_MAX + 1];
+    if (nb > SKILL_NAME_MAX) nb = SKILL_NAME_MAX;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+            int best = diag + cost;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+static void format_hint(const skill *s, char *out, size_t outlen)
+{
+    if (s->abbr[0])
+        snprintf(out, outlen, "did you mean '%s' / '%s'?", s->name, s->abbr);
+    else
+        snprintf(out, outlen, "did you mean '%s'?", s->name);
+}
+
+void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char *out,
+                   size_t outlen)
+{
+    out[0] = '\0';
+    if (len == 0 || len > SKILL_NAME_MAX) return;
+    char norm[SKILL_NAME_MAX + 1];
+    normalize(name, len, norm, sizeof norm);
+    for (size_t i = 0; i < sizeof synonyms / sizeof synonyms[0]; i++) {
+        if (strcmp(norm, synonyms[i].wrong) != 0) continue;
+        const skill *s = registry_find(reg, synonyms[i].right, strlen(synonyms[i].right));
+        if (s) {
+            format_hint(s, out, outlen);
+            return;
+        }
+    }
+    /* The closest full name, alias or abbreviation; ties go to the first
+     * registered skill, which keeps hints stable. */
+    const skill *best = NULL;
+    int best_d = 1 << 30;
+    size_t n = registry_count(reg);
+    for (size_t i = 0; i < n; i++) {
+        const skill *s = registry_at(reg, i);
+        const char *names[] = {s->name, s->abbr, s->alias, s->alias_abbr};
+        for (int k = 0; k < 4; k++) {
+            size_t nl = strlen(names[k]);
+            if (!nl) continue;
+            int d = edit_distance(name, len, names[k], nl);
+            if (d < best_d) {
+                best_d = d;
+                best = s;
+            }
+        }
+    }
+    /* one- and two-letter names are too short to guess from */
+    int limit = len <= 2 ? 0 : len == 3 ? 1 : (int)len / 3;
+    if (best && best_d <= limit) format_hint(best, out, outlen);
+}
+
+static bool same_name(const char *name, const char *s, size_t len)
+{
+    return name[0] == s[0] && memcmp(name, s, len) == 0 && name[len] == '\0';
+}
+
+static bool skill_named(const skill *s, const char *name, size_t len)
+{
+    return (len < 3 && same_name(s->abbr, name, len)) || same_name(s->name, name, len) ||
+           (s->alias[0] &&
+            (same_name(s->alias, name, len) || (len < 3 && same_name(s->alias_abbr, name, len))));
+}
+
+/* registry_find's answer (full name, abbreviation, alias, alias
+ * abbreviation; first match in registry order), found with a cheap
+ * first-byte test: name lookups were the largest cost of a compile. */
+const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t len)
+{
+    if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
+    size_t n = registry_count(reg);
+    if (n == 0) return NULL;
+    /* The registry keeps its skills in one array; walk it directly when
+     * that holds (checked), through registry_at otherwise. */
+    const skill *base = registry_at(reg, 0);
+    bool array = registry_at(reg, n - 1) == base + (n - 1);
+    for (size_t i = 0; i < n; i++) {
+        const skill *s = array ? base + i : registry_at(reg, i);
+        if (skill_named(s, name, len)) return s;
+    }
+    return NULL;
+}
+
+/* ms_find_skill through a small cache kept with the parser (which is reused
+ * between compiles). A cached skill is trusted only if it lies inside the
+ * registry's current skill array and carries the name: names are unique in
+ * a registry, so that skill is the answer even if the registry changed. */
+const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
+{
+    if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
+    size_t n = registry_count(P->reg);
+    const skill *base = n ? registry_at(P->reg, 0) : NULL;
+    if (P->names.reg != P->reg || P->names.base != base || P->names.count != n) {
+        memset(P->names.slot, 0, sizeof P->names.slot);
+        P->names.reg = P->reg;
+        P->names.base = base;
+        P->names.count = n;
+    }
+    unsigned h =
+        ((unsigned char)name[0] * 31u + (unsigned char)name[len - 1] * 7u + (unsigned)len) & 63u;
+    if (!n || registry_at(P->reg, n - 1) != base + (n - 1)) /* not one array: no cache */
+        return ms_find_skill(P->reg, name, len);
+    const skill *c = P->names.slot[h];
+    if (c && c >= base && c < base + n && skill_named(c, name, len)) return c;
+    const skill *s = ms_find_skill(P->reg, name, len);
+    if (s) P->names.slot[h] = s;
+    return s;
+}
+
+const skill *ms_check_skill(ms_parser *P, const ms_token *tok)
+{
+    const char *name = P->lx.src + tok->off;
+    const skill *s = ms_lookup_skill(P, name, tok->len);
+    if (s) {
+        ms_parser_note_skill(P, s);
+        return s;
+    }
+    char hint[SKILL_NAME_MAX * 2 + 32];
+    ms_check_hint(P->reg, name, tok->len, hint, sizeof hint);
+    int n = tok->len > 40 ? 40 : (int)tok->len;
+    ms_parser_diag_unit(P, tok->line, tok->col, "unknown skill '%.*s'%s%s%s", n, name,
+                        hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+    return NULL;
+}
+
+static const char *literal_type(const ms_expr *e)
+{
+    switch (e->kind) {
+    case MS_E_NUMBER: return e->is_int ? "int" : "float";
+    case MS_E_NEG: return e->a->kind == MS_E_NUMBER ? literal_type(e->a) : NULL;
+    case MS_E_STRING: return "str";
+    case MS_E_TRUE:
+    case MS_E_FALSE: return "bool";
+    case MS_E_NONE: return "None";
+    default: return NULL; /* not a literal: its type is known only when it runs */
+    }
+}
+
+static bool literal_fits(const ms_expr *e, skill_type want)
+{
+    const ms_expr *num = e->kind == MS_E_NEG ? e->a : e;
+    switch (want) {
+    case SKILL_T_INT:
+        /* 50.0 is fine, 45.5 is not */
+        return num->kind == MS_E_NUMBER && (num->is_int || num->value == floor(num->value));
+    case SKILL_T_FLOAT: return num->kind == MS_E_NUMBER;
+    case SKILL_T_STR: return e->kind == MS_E_STRING;
+    case SKILL_T_BOOL: return e->kind == MS_E_TRUE || e->kind == MS_E_FALSE;
+    default: return true;
+    }
+}
+
+static void show_literal(const ms_expr *e, char *out, size_t outlen)
+{
+    switch (e->kind) {
+    case MS_E_NUMBER: snprintf(out, outlen, "%.*s", e->len > 20 ? 20 : (int)e->len, e->text); break;
+    case MS_E_NEG: {
+        char inner[32];
+        show_literal(e->a, inner, sizeof inner);
+        snprintf(out, outlen, "-%s", inner);
+        break;
+    }
+    case MS_E_STRING:
+        snprintf(out, outlen, "'%.*s%s'", e->len > 24 ? 24 : (int)e->len, e->text,
+                 e->len > 24 ? "..." : "");
+        break;
+    case MS_E_TRUE: snprintf(out, outlen, "True"); break;
+    case MS_E_FALSE: snprintf(out, outlen, "False"); break;
+    default: snprintf(out, outlen, "None"); break;
+    }
+}
+
+void ms_check_call(ms_parser *P, const ms_token *name, const skill *s, ms_expr **args, int nargs)
+{
+    if (nargs < s->min_args || nargs > s->nargs) {
+        char expect[48];
+        if (s->nargs == 0)
+            snprintf(expect, sizeof expect, "no arguments");
+        else if (s->min_args == s->nargs)
+            snprintf(expect, sizeof expect, "%d argument%s", s->nargs, s->nargs == 1 ? "" : "s");
+        else if (s->nargs == s->min_args + 1)
+            snprintf(expect, sizeof expect, "%d or %d arguments", s->min_args, s->nargs);
+        else
+            snprintf(expect, sizeof expect, "%d to %d arguments", s->min_args, s->nargs);
+        ms_parser_diag_unit(P, name->line, name->col, "%s takes %s, got %d", s->name, expect,
+                            nargs);
+    }
+    for (int i = 0; i < nargs && i < s->nargs; i++) {
+        const char *got = literal_type(args[i]);
+        if (!got || literal_fits(args[i], s->args[i].type)) continue;
+        char shown[48];
+        show_literal(args[i], shown, sizeof shown);
+        ms_parser_diag_unit(P, args[i]->line, args[i]->col,
+                            "%s argument %d (%s) must be %s, got %s %s", s->name, i + 1,
+                            s->args[i].name, skill_type_name(s->args[i].type), got, shown);
+    }
+}
+
+/* ---- definite assignment ---- */
+
+bool ms_defined(const ms_parser *P, long var)
+{
+    size_t byte = (size_t)var / 8;
+    return byte < P->defined_bytes && (P->defined[byte] >> (var % 8) & 1);
+}
+
+void ms_define(ms_parser *P, long var)
+{
+    if (ms_defined(P, var)) return;
+    size_t byte = (size_t)var / 8;
+    if (byte >= P->defined_bytes) {
+        size_t n = P->defined_bytes ? P->defined_bytes : 8;
+        while (n <= byte)
+            n *= 2;
+        unsigned char *p = realloc(P->defined, n);
+        if (!p) abort();
+        memset(p + P->defined_bytes, 0, n - P->defined_bytes);
+        P->defined = p;
+        P->defined_bytes = n;
+    }
+    P->defined[byte] |= (unsigned char)(1u << (var % 8));
+    if (P->ndefs_log == P->cap_defs_log) {
+        P->cap_defs_log = P->cap_defs_log ? P->cap_defs_log * 2 : 16;
+        P->defs_log = realloc(P->defs_log, P->cap_defs_log * sizeof *P->defs_log);
+        if (!P->defs_log) abort();
+    }
+    P->defs_log[P->ndefs_log++] = var;
+}
+
+void ms_forget_since(ms_parser *P, size_t mark)
+{
+    while (P->ndefs_log > mark) {
+        long var = P->defs_log[--P->ndefs_log];
+        P->defined[var / 8] &= (unsigned char)~(1u << (var % 8));
+    }
+}

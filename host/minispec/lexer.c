@@ -1,0 +1,335 @@
+/*
+ * MiniSpec tokens. The only unusual rule is the apostrophe: TypeFly's own
+ * examples write 'what's the animal target?' inside single quotes, so a
+ * single quote followed by a letter or digit is part of the string, not its
+ * end (no valid plan has a word right after a closing quote).
+ */
+#include "minispec/lexer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void ms_lexer_init(ms_lexer *lx, const char *src, size_t len, bool final)
+{
+    lx->src = src;
+    lx->len = len;
+    lx->final = final;
+    lx->at.pos = 0;
+    lx->at.line = 1;
+    lx->at.col = 1;
+    lx->error[0] = '\0';
+}
+
+static bool is_alpha(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Bytes that continue a name: letters, digits, '_'. */
+static const unsigned char name_byte[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['_'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+    ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
+    ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1,
+    ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1,
+    ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1,
+    ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+};
+
+static bool is_alnum(int c)
+{
+    return c >= 0 && name_byte[c];
+}
+
+/* Moves past one byte, keeping line and column (columns count characters:
+ * UTF-8 continuation bytes do not advance them). */
+static void advance(ms_lexer *lx)
+{
+    unsigned char c = (unsigned char)lx->src[lx->at.pos++];
+    if (c == '\n') {
+        lx->at.line++;
+        lx->at.col = 1;
+    } else if ((c & 0xC0) != 0x80) {
+        lx->at.col++;
+    }
+}
+
+static int peek_at(const ms_lexer *lx, size_t i)
+{
+    return i < lx->len ? (unsigned char)lx->src[i] : -1;
+}
+
+/* True when byte I is past the end of a buffer that may still grow. */
+static bool unknown_at(const ms_lexer *lx, size_t i)
+{
+    return i >= lx->len && !lx->final;
+}
+
+/* Moves past the N bytes of the token T and completes it. The token is
+ * written in place, field by field: returning it by value made the copy
+ * stall on store forwarding in the parser's hottest path. */
+static ms_tok_kind finish(ms_lexer *lx, ms_token *t, ms_tok_kind kind, size_t n, bool partial)
+{
+    if (kind == MS_T_STRING || kind == MS_T_ERROR) { /* may hold UTF-8 */
+        for (size_t i = 0; i < n; i++)
+            advance(lx);
+    } else { /* ASCII on one line */
+        lx->at.pos += n;
+        lx->at.col += (int)n;
+    }
+    t->kind = kind;
+    t->len = lx->at.pos - t->off;
+    t->partial = partial;
+    return kind;
+}
+
+static ms_tok_kind error_token(ms_lexer *lx, ms_token *t, size_t n, const char *fmt,
+                               const char *arg)
+{
+    snprintf(lx->error, sizeof lx->error, fmt, arg);
+    return finish(lx, t, MS_T_ERROR, n, false);
+}
+
+/* Strings are most of a plan's bytes: the loop over ordinary bytes counts
+ * columns as it goes instead of walking the token twice. */
+static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
+{
+    const unsigned char *s = (const unsigned char *)lx->src;
+    size_t start = lx->at.pos, i = start + 1, len = lx->len;
+    int q = s[start], cols = 1;
+    for (;;) {
+        while (i < len) {
+            unsigned char c = s[i];
+            if (c == q || c == '\\' || c == '\n') break;
+            cols += (c & 0xC0) != 0x80;
+            i++;
+        }
+        if (i >= len || s[i] == '\n') {
+            if (unknown_at(lx, i)) return finish(lx, t, MS_T_STRING, i - start, true);
+            char quote[2] = {(char)q, 0};
+            return error_token(lx, t, i - start, "unterminated string (missing closing %s)", quote);
+        }
+        if (s[i] == '\\') {
+            if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - start, true);
+            if (i + 1 >= len || s[i + 1] == '\n') { /* a lone backslash */
+                cols++;
+                i++;
+                continue;
+            }
+            cols += 1 + ((s[i + 1] & 0xC0) != 0x80);
+            i += 2;
+            continue;
+        }
+        if (q == '\'') {
+            if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - start, true);
+            if (i + 1 < len && is_alnum(s[i + 1])) { /* an apostrophe: what's */
+                cols++;
+                i++;
+                continue;
+            }
+        }
+        i++; /* the closing quote */
+        t->kind = MS_T_STRING;
+        t->len = (unsigned)(i - start);
+        t->partial = false;
+        lx->at.pos = i;
+        lx->at.col += cols + 1;
+        return MS_T_STRING;
+    }
+}
+
+static ms_tok_kind scan_number(ms_lexer *lx, ms_token *t)
+{
+    size_t i = lx->at.pos;
+    while (is_digit(peek_at(lx, i)))
+        i++;
+    if (unknown_at(lx, i)) return finish(lx, t, MS_T_INT, i - lx->at.pos, true);
+    if (peek_at(lx, i) != '.') return finish(lx, t, MS_T_INT, i - lx->at.pos, false);
+    if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_INT, i - lx->at.pos, true);
+    if (!is_digit(peek_at(lx, i + 1))) return finish(lx, t, MS_T_INT, i - lx->at.pos, false);
+    i++;
+    while (is_digit(peek_at(lx, i)))
+        i++;
+    return finish(lx, t, MS_T_FLOAT, i - lx->at.pos, unknown_at(lx, i));
+}
+
+/* WORD, `_N` or `$N`. `_1a` is the variable `_1` followed by the word `a`,
+ * so that a partial `_1` is certainly a variable whatever follows. */
+static ms_tok_kind scan_name(ms_lexer *lx, ms_token *t)
+{
+    int first = peek_at(lx, lx->at.pos);
+    size_t i = lx->at.pos + 1;
+    if (first == '_' || first == '$') {
+        ms_tok_kind kind = first == '_' ? MS_T_VAR : MS_T_ARG;
+        while (is_digit(peek_at(lx, i)))
+            i++;
+        if (i > lx->at.pos + 1) return finish(lx, t, kind, i - lx->at.pos, unknown_at(lx, i));
+        while (is_alnum(peek_at(lx, i)))
+            i++;
+        /* Not a variable; wait for the whole name to quote it. */
+        if (unknown_at(lx, i)) return finish(lx, t, MS_T_ERROR, i - lx->at.pos, true);
+        char name[40];
+        size_t n = i - lx->at.pos < sizeof name - 1 ? i - lx->at.pos : sizeof name - 1;
+        memcpy(name, lx->src + lx->at.pos, n);
+        name[n] = '\0';
+        return error_token(lx, t, i - lx->at.pos,
+                           first == '_' ? "'%s' is not a variable (variables are _1, _2, ...)"
+                                        : "'%s' is not an argument (arguments are $1, $2, ...)",
+                           name);
+    }
+    while (is_alnum(peek_at(lx, i)))
+        i++;
+    return finish(lx, t, MS_T_WORD, i - lx->at.pos, unknown_at(lx, i));
+}
+
+/* A one- or two-byte operator: FIRST alone gives K1, FIRST followed by
+ * SECOND gives K2. */
+static ms_tok_kind scan_pair(ms_lexer *lx, ms_token *t, int second, ms_tok_kind k1, ms_tok_kind k2)
+{
+    if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k1, 1, true);
+    if (peek_at(lx, lx->at.pos + 1) == second) return finish(lx, t, k2, 2, false);
+    return finish(lx, t, k1, 1, false);
+}
+
+ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
+{
+    const unsigned char *src = (const unsigned char *)lx->src;
+    size_t pos = lx->at.pos;
+    int col = lx->at.col;
+    while (pos < lx->len) { /* whitespace, kept in locals */
+        unsigned char c = src[pos];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+            col++;
+        } else if (c == '\n') {
+            lx->at.line++;
+            col = 1;
+        } else {
+            break;
+        }
+        pos++;
+    }
+    lx->at.pos = pos;
+    lx->at.col = col;
+    t->kind = MS_T_EOF;
+    t->off = lx->at.pos;
+    t->len = 0;
+    t->line = lx->at.line;
+    t->col = lx->at.col;
+    t->partial = false;
+    int c = peek_at(lx, lx->at.pos);
+    if (c < 0) {
+        t->partial = !lx->final;
+        return MS_T_EOF;
+    }
+    switch (c) {
+    case ';': return finish(lx, t, MS_T_SEMI, 1, false);
+    case '{': return finish(lx, t, MS_T_LBRACE, 1, false);
+    case '}': return finish(lx, t, MS_T_RBRACE, 1, false);
+    case '(': return finish(lx, t, MS_T_LPAREN, 1, false);
+    case ')': return finish(lx, t, MS_T_RPAREN, 1, false);
+    case ',': return finish(lx, t, MS_T_COMMA, 1, false);
+    case '?': return finish(lx, t, MS_T_QUESTION, 1, false);
+    case '+': return finish(lx, t, MS_T_PLUS, 1, false);
+    case '*': return finish(lx, t, MS_T_STAR, 1, false);
+    case '/': return finish(lx, t, MS_T_SLASH, 1, false);
+    case '-': return scan_pair(lx, t, '>', MS_T_MINUS, MS_T_ARROW);
+    case '=': return scan_pair(lx, t, '=', MS_T_ASSIGN, MS_T_EQ);
+    case '<': return scan_pair(lx, t, '=', MS_T_LT, MS_T_LE);
+    case '>': return scan_pair(lx, t, '=', MS_T_GT, MS_T_GE);
+    case '\'':
+    case '"': return scan_string(lx, t);
+    case '!':
+        if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, MS_T_NE, 1, true);
+        if (peek_at(lx, lx->at.pos + 1) == '=') return finish(lx, t, MS_T_NE, 2, false);
+        return error_token(lx, t, 1, "unexpected '!'%s (use '!=' to compare)", "");
+    case '&':
+    case '|': {
+        ms_tok_kind k = c == '&' ? MS_T_AND : MS_T_OR;
+        if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k, 1, true);
+        if (peek_at(lx, lx->at.pos + 1) == c)
+            return error_token(lx, t, 2, "unexpected '%s' (MiniSpec writes a single one)",
+                               c == '&' ? "&&" : "||");
+        return finish(lx, t, k, 1, false);
+    }
+    default: break;
+    }
+    if (is_digit(c)) return scan_number(lx, t);
+    if (is_alpha(c) || c == '_' || c == '$') return scan_name(lx, t);
+    /* Anything else: report the whole UTF-8 character (waiting for all of
+     * its bytes); bytes that are not valid UTF-8 are shown escaped. */
+    size_t n = 1, want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    while (n < want && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80)
+        n++;
+    if (n < want && unknown_at(lx, lx->at.pos + n)) return finish(lx, t, MS_T_ERROR, n, true);
+    char shown[16];
+    if (n == want && want > 1 && c < 0xF5) {
+        memcpy(shown, lx->src + lx->at.pos, n);
+        shown[n] = '\0';
+    } else {
+        n = 1;
+        snprintf(shown, sizeof shown, "\\x%02x", c);
+    }
+    if (c < 0x80) {
+        if (c < 0x20 || c == 0x7f)
+            snprintf(shown, sizeof shown, "\\x%02x", c);
+        else
+            snprintf(shown, sizeof shown, "%c", c);
+    }
+    return error_token(lx, t, n, "unexpected character '%s'", shown);
+}
+
+bool ms_tok_kind_certain(ms_tok_kind k)
+{
+    switch (k) {
+    case MS_T_WORD:
+    case MS_T_INT:
+    case MS_T_FLOAT:
+    case MS_T_STRING:
+    case MS_T_VAR:
+    case MS_T_ARG: return true;
+    default: return false;
+    }
+}
+
+const char *ms_tok_kind_name(ms_tok_kind k)
+{
+    static const char *const names[] = {
+        [MS_T_EOF] = "end of plan", [MS_T_ERROR] = "bad token", [MS_T_WORD] = "name",
+        [MS_T_INT] = "number",      [MS_T_FLOAT] = "number",    [MS_T_STRING] = "string",
+        [MS_T_VAR] = "variable",    [MS_T_ARG] = "argument",    [MS_T_SEMI] = "';'",
+        [MS_T_LBRACE] = "'{'",      [MS_T_RBRACE] = "'}'",      [MS_T_LPAREN] = "'('",
+        [MS_T_RPAREN] = "')'",      [MS_T_COMMA] = "','",       [MS_T_QUESTION] = "'?'",
+        [MS_T_ARROW] = "'->'",      [MS_T_ASSIGN] = "'='",      [MS_T_EQ] = "'=='",
+        [MS_T_NE] = "'!='",         [MS_T_LT] = "'<'",          [MS_T_GT] = "'>'",
+        [MS_T_LE] = "'<='",         [MS_T_GE] = "'>='",         [MS_T_AND] = "'&'",
+        [MS_T_OR] = "'|'",          [MS_T_PLUS] = "'+'",        [MS_T_MINUS] = "'-'",
+        [MS_T_STAR] = "'*'",        [MS_T_SLASH] = "'/'",
+    };
+    return names[k];
+}
+
+size_t ms_string_decode(const char *src, const ms_token *tok, char *out)
+{
+    const char *p = src + tok->off + 1, *end = src + tok->off + tok->len - 1;
+    size_t n = 0;
+    while (p < end) {
+        if (*p == '\\' && p + 1 < end) {
+            p++;
+            switch (*p) {
+            case 'n': out[n++] = '\n'; break;
+            case 't': out[n++] = '\t'; break;
+            default: out[n++] = *p; break; /* \' \" \\ and anything else literally */
+            }
+            p++;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    return n;
+}

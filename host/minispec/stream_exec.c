@@ -1,0 +1,140 @@
+/*
+ * The stream executor: the controller side of stream.h. Every chunk gets the
+ * plan's variable table as its one argument; a chunk that returns a value
+ * ends the plan with it.
+ */
+#include "minispec/stream_exec.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct exec_frame {
+    bool active;
+} exec_frame;
+
+struct ms_exec {
+    sandbox *sb;
+    int vars_ref, result_ref;
+    bool finished;
+    exec_frame *frames;
+    int nframes, cap_frames;
+    int statements;
+};
+
+ms_exec *ms_exec_new(sandbox *sb)
+{
+    ms_exec *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    lua_State *L = sandbox_lua(sb);
+    x->sb = sb;
+    lua_newtable(L);
+    x->vars_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    x->result_ref = LUA_REFNIL;
+    return x;
+}
+
+void ms_exec_free(ms_exec *x)
+{
+    if (!x) return;
+    lua_State *L = sandbox_lua(x->sb);
+    luaL_unref(L, LUA_REGISTRYINDEX, x->vars_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, x->result_ref);
+    free(x->frames);
+    free(x);
+}
+
+static bool active(const ms_exec *x)
+{
+    return !x->finished && (x->nframes == 0 || x->frames[x->nframes - 1].active);
+}
+
+static void push_frame(ms_exec *x, bool on)
+{
+    if (x->nframes == x->cap_frames) {
+        x->cap_frames = x->cap_frames ? x->cap_frames * 2 : 8;
+        x->frames = realloc(x->frames, (size_t)x->cap_frames * sizeof *x->frames);
+        if (!x->frames) abort();
+    }
+    x->frames[x->nframes++].active = on;
+}
+
+/* Runs CODE with the variable table; leaves its results counted in *NRES. */
+static sandbox_status run_chunk(ms_exec *x, const ms_event *ev, int *nres, char *err, size_t errlen)
+{
+    lua_State *L = sandbox_lua(x->sb);
+    int base = lua_gettop(L);
+    char name[48];
+    snprintf(name, sizeof name, "=plan %d:%d", ev->line, ev->col);
+    sandbox_status st = sandbox_load(x->sb, ev->lua, ev->lua_len, name, err, errlen);
+    if (st != SANDBOX_OK) return st;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, x->vars_ref);
+    st = sandbox_call(x->sb, 1, LUA_MULTRET, err, errlen);
+    *nres = st == SANDBOX_OK ? lua_gettop(L) - base : 0;
+    return st;
+}
+
+/* A chunk that returned values ended the plan: keep the first as result. */
+static void finish_with(ms_exec *x, int nres)
+{
+    lua_State *L = sandbox_lua(x->sb);
+    lua_pop(L, nres - 1);
+    x->result_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    x->finished = true;
+}
+
+sandbox_status ms_exec_event(ms_exec *x, const ms_event *ev, char *err, size_t errlen)
+{
+    lua_State *L = sandbox_lua(x->sb);
+    int nres = 0;
+    sandbox_status st = SANDBOX_OK;
+    switch (ev->kind) {
+    case MS_EV_STATEMENT:
+        if (!active(x)) break;
+        x->statements++;
+        st = run_chunk(x, ev, &nres, err, errlen);
+        if (st == SANDBOX_OK && nres > 0) finish_with(x, nres);
+        break;
+    case MS_EV_BLOCK_BEGIN:
+        if (ev->block == MS_BLOCK_LOOP || !active(x)) {
+            push_frame(x, active(x));
+            break;
+        }
+        st = run_chunk(x, ev, &nres, err, errlen);
+        if (st != SANDBOX_OK) break;
+        push_frame(x, nres > 0 && lua_toboolean(L, -nres));
+        lua_pop(L, nres);
+        break;
+    case MS_EV_BLOCK_END: {
+        bool was_active = x->nframes > 0 && x->frames[x->nframes - 1].active;
+        if (x->nframes > 0) x->nframes--;
+        if (ev->block != MS_BLOCK_LOOP || !was_active || x->finished || ev->count < 2) break;
+        st = run_chunk(x, ev, &nres, err, errlen);
+        if (st == SANDBOX_OK && nres > 0) finish_with(x, nres);
+        break;
+    }
+    case MS_EV_ERROR:
+        snprintf(err, errlen, "%d:%d: %s", ev->diag ? ev->diag->line : 0,
+                 ev->diag ? ev->diag->col : 0, ev->diag ? ev->diag->message : "invalid plan");
+        st = SANDBOX_ERROR;
+        break;
+    default: break;
+    }
+    if (st != SANDBOX_OK) x->finished = true;
+    return st;
+}
+
+bool ms_exec_finished(const ms_exec *x)
+{
+    return x->finished;
+}
+
+void ms_exec_push_result(ms_exec *x)
+{
+    lua_rawgeti(sandbox_lua(x->sb), LUA_REGISTRYINDEX, x->result_ref);
+}
+
+int ms_exec_statements_run(const ms_exec *x)
+{
+    return x->statements;
+}

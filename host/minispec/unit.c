@@ -1,0 +1,294 @@
+/*
+ * Units: the parser is driven one statement, block header, '}' or ';' at a
+ * time. A unit that the input so far does not prove complete is dropped and
+ * read again later; a complete one is committed: its checking effects,
+ * its line of whole-plan Lua and, for the stream parser, its event chunk.
+ * After a syntax error the whole-plan compiler skips to the end of the
+ * broken statement and goes on, so that every independent error is found.
+ */
+#include "minispec/parser.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* After a syntax error (whole-plan mode): skip to the end of the broken
+ * statement: past the next ';', up to a '}' that closes an open block, or
+ * past a whole '{...}' group (the broken statement's block). */
+static void resync(ms_parser *P)
+{
+    P->lx.at.pos = P->err_at.off;
+    P->lx.at.line = P->err_at.line;
+    P->lx.at.col = P->err_at.col;
+    int depth = 0;
+    for (;;) {
+        ms_lexpos before = P->lx.at;
+        ms_token t;
+        ms_lexer_next(&P->lx, &t);
+        if (t.kind == MS_T_EOF) {
+            P->lx.at = before;
+            return;
+        }
+        if (t.kind == MS_T_SEMI && depth == 0) return;
+        if (t.kind == MS_T_LBRACE) depth++;
+        if (t.kind == MS_T_RBRACE) {
+            if (depth == 0) {
+                P->lx.at = before;
+                return;
+            }
+            if (--depth == 0) return; /* a whole block was skipped: it ended the statement */
+        }
+    }
+}
+
+static void emit_line(ms_parser *P, const char *text, size_t len)
+{
+    ms_buf_indent(&P->lua, P->indent);
+    ms_buf_add(&P->lua, text, len);
+    ms_buf_addc(&P->lua, '\n');
+}
+
+static const char chunk_head[] = "local ms, v = minispec, ...\n";
+
+/* Applies a completed unit: its checking effects, its Lua, its event. */
+static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
+{
+    for (int i = 0; i < P->npending; i++) {
+        ms_diag *d = &P->pending[i];
+        ms_parser_diag(P, d->line, d->col, "%s", d->message);
+    }
+    for (int i = 0; i < P->nunit_used; i++) {
+        int j = 0;
+        while (j < P->nused && P->used[j] != P->unit_used[i])
+            j++;
+        if (j < P->nused) continue;
+        if (P->nused == P->cap_used) P->used = ms_grow(P->used, &P->cap_used, sizeof *P->used);
+        P->used[P->nused++] = P->unit_used[i];
+    }
+    P->v1_calls += P->unit_v1;
+    P->v2_calls += P->unit_v2;
+    if (P->unit_assign >= 0) ms_define(P, P->unit_assign);
+
+    ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
+    ev->depth = P->nblocks;
+    ev->lua = NULL;
+    ev->lua_len = 0;
+    ev->code = P->code.data ? P->code.data : "";
+    switch (kind) {
+    case MS_EV_STATEMENT:
+        emit_line(P, P->code.data, P->code.len);
+        P->chunk.len = 0;
+        if (P->recover) break; /* a whole plan needs no per-statement chunks */
+        ms_buf_adds(&P->chunk, chunk_head);
+        ms_buf_add(&P->chunk, P->code.data, P->code.len);
+        ms_buf_addc(&P->chunk, '\n');
+        break;
+    case MS_EV_BLOCK_BEGIN: {
+        ev->depth = P->nblocks - 1;
+        emit_line(P, P->code.data, P->code.len);
+        P->indent++;
+        P->blocks[P->nblocks - 1].body_start = P->lua.len;
+        if (ev->block == MS_BLOCK_COND && !P->recover) {
+            ms_buf cond = P->chunk;
+            P->chunk = (ms_buf){0};
+            ms_buf_adds(&P->chunk, chunk_head);
+            ms_buf_add(&P->chunk, cond.data, cond.len);
+            ms_buf_addc(&P->chunk, '\n');
+            ms_buf_free(&cond);
+        }
+        break;
+    }
+    case MS_EV_BLOCK_END: {
+        ms_open_block *b = &P->blocks[--P->nblocks];
+        ev->depth = P->nblocks;
+        if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+        P->chunk.len = 0;
+        if (b->kind == MS_BLOCK_LOOP && !P->recover) {
+            ms_buf_adds(&P->chunk, chunk_head);
+            ms_buf_addlit(&P->chunk, "for _ = 2, ");
+            ms_buf_addi(&P->chunk, b->count);
+            ms_buf_addlit(&P->chunk, " do\n");
+            ms_buf_add(&P->chunk, P->lua.data + b->body_start, P->lua.len - b->body_start);
+            ms_buf_addlit(&P->chunk, "end\n");
+        }
+        P->indent--;
+        emit_line(P, "end", 3);
+        break;
+    }
+    default: break;
+    }
+    if (P->chunk.len && kind != MS_EV_NONE) {
+        ev->lua = P->chunk.data;
+        ev->lua_len = P->chunk.len;
+    }
+}
+
+static void reset_unit(ms_parser *P)
+{
+    ms_arena_reset(&P->arena);
+    P->npending = 0;
+    P->nunit_used = 0;
+    P->unit_assign = -1;
+    P->unit_v1 = P->unit_v2 = 0;
+    P->unit_nodes = 0;
+    P->nesting = P->nblocks;
+    P->have_ahead = false;
+    P->code.len = 0;
+    if (P->code.data) P->code.data[0] = '\0';
+    P->chunk.len = 0;
+}
+
+/* Reports a unit longer than MS_MAX_UNIT_BYTES and skips it (whole plan)
+ * or stops (stream). */
+static void too_long(ms_parser *P, ms_lexpos start, ms_event *ev)
+{
+    ms_lexpos here = P->lx.at;
+    P->lx.at = start;
+    ms_token t;
+    ms_lexer_next(&P->lx, &t);
+    P->lx.at = here;
+    ms_parser_diag(P, t.line, t.col, "statement longer than %d bytes", MS_MAX_UNIT_BYTES);
+    ev->kind = MS_EV_ERROR;
+    ev->diag = &P->diags[P->ndiags - 1];
+    if (!P->recover) P->stopped = true;
+    /* stream mode stops here; the whole-plan compiler goes on */
+}
+
+ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
+{
+    if (!P->recover) memset(ev, 0, sizeof *ev); /* a whole plan reads no events */
+    if (P->stopped) {
+        ev->kind = MS_EV_ERROR;
+        ev->diag = P->ndiags ? &P->diags[0] : NULL;
+        return MS_EV_ERROR;
+    }
+    for (;;) {
+        reset_unit(P);
+        ms_lexpos start = P->lx.at;
+        int first_diag = P->ndiags;
+        ms_event_kind kind;
+        int jumped = setjmp(P->jb);
+        if (jumped == MS_JMP_MORE) {
+            P->lx.at = start;
+            P->have_ahead = false;
+            size_t first = start.pos; /* the unit's first byte, past whitespace */
+            while (first < P->lx.len && strchr(" \t\n\r\f\v", P->lx.src[first]) && P->lx.src[first])
+                first++;
+            if (P->lx.len - first <= MS_MAX_UNIT_BYTES) return ev->kind = MS_EV_NONE;
+            /* A unit is read again as it grows: bound that work. */
+            too_long(P, start, ev);
+            return MS_EV_ERROR;
+        }
+        if (jumped == MS_JMP_SYNTAX) {
+            commit(P, MS_EV_NONE, ev);
+            if (!P->recover)
+                P->stopped = true;
+            else
+                resync(P);
+            ev->kind = MS_EV_ERROR;
+            ev->diag = P->ndiags > first_diag ? &P->diags[first_diag] : NULL;
+            return MS_EV_ERROR;
+        }
+        kind = ms_parse_unit(P, ev);
+        if (P->have_ahead) P->lx.at = P->before_ahead; /* un-read the lookahead */
+        bool long_unit = kind != MS_EV_DONE && P->lx.at.pos - ev->off > MS_MAX_UNIT_BYTES;
+        if (long_unit) too_long(P, start, ev); /* reported before the unit's own errors */
+        if (kind == MS_EV_DONE) {
+            if (P->nblocks > 0) {
+                ms_open_block *b = &P->blocks[P->nblocks - 1];
+                if (P->nblocks == 1)
+                    ms_parser_diag(P, ev->line, ev->col,
+                                   "missing '}' to close the block opened at %d:%d", b->line,
+                                   b->col);
+                else
+                    ms_parser_diag(P, ev->line, ev->col,
+                                   "missing %d '}' (the innermost block opened at %d:%d)",
+                                   P->nblocks, b->line, b->col);
+                P->nblocks = 0;
+                if (!P->recover) {
+                    P->stopped = true;
+                    ev->kind = MS_EV_ERROR;
+                    ev->diag = &P->diags[first_diag];
+                    return MS_EV_ERROR;
+                }
+            }
+            return ev->kind = MS_EV_DONE;
+        }
+        commit(P, kind, ev);
+        if (long_unit && !P->recover) {
+            ev->kind = MS_EV_ERROR;
+            ev->diag = &P->diags[first_diag];
+            return MS_EV_ERROR;
+        }
+        if (P->ndiags > first_diag || P->dropped_diags) {
+            if (!P->recover) {
+                P->stopped = true;
+                ev->kind = MS_EV_ERROR;
+                ev->diag = &P->diags[first_diag];
+                return MS_EV_ERROR;
+            }
+        }
+        if (kind != MS_EV_NONE) return ev->kind = kind;
+    }
+}
+
+void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
+{
+    memset(P, 0, sizeof *P);
+    ms_parser_reset(P, reg, opts, recover);
+}
+
+void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
+{
+    P->reg = reg;
+    P->max_loop = opts && opts->max_loop > 0 ? opts->max_loop : MS_MAX_LOOP_DEFAULT;
+    P->nparams = opts ? opts->nparams : 0;
+    P->in_skill = false;
+    P->recover = recover;
+    ms_lexer_init(&P->lx, "", 0, false);
+    P->have_ahead = false;
+    P->nesting = 0;
+    P->lua.len = 0;
+    P->indent = 0;
+    P->code.len = 0;
+    P->chunk.len = 0;
+    P->nblocks = 0;
+    if (P->defined_bytes) memset(P->defined, 0, P->defined_bytes);
+    P->ndefs_log = 0;
+    P->ndiags = P->dropped_diags = 0;
+    P->nused = 0;
+    P->v1_calls = P->v2_calls = 0;
+    ms_arena_reset(&P->arena);
+    P->npending = 0;
+    P->nunit_used = 0;
+    P->unit_assign = -1;
+    P->stopped = false;
+}
+
+void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final)
+{
+    P->lx.src = src;
+    P->lx.len = len;
+    P->lx.final = final;
+}
+
+void ms_parser_free(ms_parser *P)
+{
+    ms_buf_free(&P->lua);
+    ms_buf_free(&P->code);
+    ms_buf_free(&P->chunk);
+    ms_arena_free(&P->arena);
+    free(P->blocks);
+    free(P->defined);
+    free(P->defs_log);
+    free(P->diags);
+    free(P->pending);
+    free(P->used);
+    free(P->unit_used);
+}
+
+const char *ms_parser_dialect(const ms_parser *P)
+{
+    if (P->v1_calls && P->v2_calls) return "mixed";
+    return P->v1_calls ? "v1" : "v2";
+}

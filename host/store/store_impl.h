@@ -1,0 +1,103 @@
+/*
+ * Internals shared by the files of host/store/. Not part of the store's API.
+ */
+#ifndef ALOFT_STORE_STORE_IMPL_H
+#define ALOFT_STORE_STORE_IMPL_H
+
+#include "store/store.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <time.h>
+
+/* The INSERT/UPDATE statements a mission runs for every event: prepared once
+ * per store so that an event costs one step and one commit. */
+enum {
+    STORE_ST_LLM,
+    STORE_ST_PLAN,
+    STORE_ST_STATEMENT,
+    STORE_ST_CALL_BEGIN,
+    STORE_ST_CALL_END,
+    STORE_ST_VIOLATION,
+    STORE_ST_SCENE,
+    STORE_ST_COUNT
+};
+
+/* A mission that ends with at least this many WAL pages checkpoints (the
+ * threshold SQLite's automatic checkpoint uses). */
+#define STORE_WAL_END_PAGES 1000
+
+struct store {
+    sqlite3 *db;
+    pthread_mutex_t lock;
+    sqlite3_stmt *st[STORE_ST_COUNT];
+    int owner_fd;   /* lock file of running missions, or -1 */
+    int wal_frames; /* WAL size after this connection's last commit */
+    char path[PATH_MAX];
+};
+
+struct store_mission {
+    store *s;
+    int64_t id;
+    int seq;            /* last event number used in this mission */
+    int plans;          /* last plan number used */
+    struct timespec t0; /* CLOCK_MONOTONIC at begin */
+};
+
+/* Writes "PATH: WHAT: sqlite's message" to ERR, naming corruption and
+ * "not a database" plainly. Returns -1. */
+int store_db_error(store *s, const char *what, char *err, size_t errlen);
+
+/* Sets ERR like snprintf (ERR may be NULL). Returns -1. */
+int store_set_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Current UTC time as ISO-8601 with milliseconds ("2026-11-21T23:59:11.123Z")
+ * into OUT (at least 32 bytes). */
+void store_now_iso(char *out, size_t outlen);
+
+/* Refuses, by reading only, a file that is not an aloft database (another
+ * program's SQLite file, a newer aloft's, not SQLite at all): run before
+ * anything is written to it. */
+int store_schema_check(store *s, char *err, size_t errlen);
+
+/* Creates the schema or migrates it to STORE_SCHEMA_VERSION inside one
+ * write transaction; refuses newer or foreign databases. */
+int store_schema_migrate(store *s, char *err, size_t errlen);
+
+/* Runs SQL (no results) on the store's connection. */
+int store_exec(store *s, const char *sql, char *err, size_t errlen);
+
+/* Runs FN(S, UD, ERR, ERRLEN) under the store's lock inside one read
+ * transaction, so that it sees one consistent snapshot while missions go on
+ * writing. Returns what FN returns, or -1 if the transaction cannot start. */
+int store_read(store *s, int (*fn)(store *s, void *ud, char *err, size_t errlen), void *ud,
+               char *err, size_t errlen);
+
+/* Binds TEXT or NULL. */
+void store_bind_text(sqlite3_stmt *st, int i, const char *text);
+
+/* Binds a double, or NULL when negative (unknown latency/tokens). */
+void store_bind_opt(sqlite3_stmt *st, int i, double v);
+
+/* Who is writing a mission (store_owner.c). */
+
+/* Opens the lock file beside the database (S->owner_fd, -1 if impossible). */
+void store_owner_open(store *s);
+void store_owner_close(store *s);
+
+/* This process's identity for missions.owner. */
+void store_owner_self(store *s, char *out, size_t outlen);
+
+/* Takes / drops the lock that says mission ID is being written. Call
+ * store_owner_claim inside the transaction that inserts the mission, so that
+ * no other process sees it running and unclaimed. */
+int store_owner_claim(store *s, int64_t id);
+void store_owner_release(store *s, int64_t id);
+
+/* Whether the writer of running mission ID (whose missions.owner is OWNER)
+ * is still at it. */
+bool store_owner_alive(store *s, int64_t id, const char *owner);
+
+#endif

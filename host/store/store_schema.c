@@ -1,0 +1,185 @@
+/*
+ * The store's schema and its migrations.
+ *
+ * The version lives in PRAGMA user_version and the file is marked as ours by
+ * PRAGMA application_id, so that store_open can tell an aloft database from
+ * any other SQLite file. migrations[i] takes a database from version i to
+ * i + 1; a new version appends one entry and never edits an old one, so any
+ * older database reaches the current schema by running the tail of the list.
+ *
+ * Every event table carries (mission_id, seq, t_ms): seq numbers the
+ * mission's events across all tables, which is the order of the timeline
+ * that `aloft log` shows; t_ms is milliseconds since the mission started.
+ */
+#include "store/store_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* "ALFT": the application_id of an aloft database. */
+#define STORE_APPLICATION_ID 0x414c4654
+
+static const char *const migrations[] = {
+    /* 0 -> 1: the first schema. */
+    "CREATE TABLE missions("
+    " id INTEGER PRIMARY KEY,"
+    " task TEXT,"
+    " status TEXT NOT NULL DEFAULT 'running'"
+    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted')),"
+    " started TEXT NOT NULL," /* ISO-8601 UTC */
+    " ended TEXT,"            /* ISO-8601 UTC, NULL while running */
+    " duration_ms REAL,"      /* NULL while running */
+    " drone TEXT, model TEXT, seed INTEGER,"
+    " scene TEXT,"  /* the scene file's JSON, for replay */
+    " params TEXT," /* run options, JSON object */
+    " replay_of INTEGER REFERENCES missions(id),"
+    " owner TEXT," /* process that writes it (store.c) */
+    " error TEXT,"
+    " result TEXT);" /* the plan's return value, JSON */
+    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';"
+
+    "CREATE TABLE llm_exchanges("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " kind TEXT NOT NULL CHECK(kind IN ('plan','retry','replan','probe')),"
+    " model TEXT, prompt TEXT NOT NULL, response TEXT NOT NULL,"
+    " latency_ms REAL, ttft_ms REAL, prompt_tokens INTEGER, completion_tokens INTEGER,"
+    " error TEXT,"
+    " UNIQUE(mission_id, seq));"
+
+    "CREATE TABLE plans("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " plan_no INTEGER NOT NULL,"
+    " llm_id INTEGER REFERENCES llm_exchanges(id)," /* NULL for a user's plan */
+    " text TEXT NOT NULL, ok INTEGER NOT NULL, diagnostics TEXT,"
+    " UNIQUE(mission_id, seq), UNIQUE(mission_id, plan_no));"
+
+    "CREATE TABLE statements("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " plan_no INTEGER, line INTEGER, col INTEGER, text TEXT NOT NULL,"
+    " UNIQUE(mission_id, seq));"
+
+    /* A call is inserted when it starts (done = 0) and completed in place,
+     * so a killed mission shows the action that was under way. */
+    "CREATE TABLE skill_calls("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " skill TEXT NOT NULL, args TEXT NOT NULL, depth INTEGER NOT NULL DEFAULT 0,"
+    " done INTEGER NOT NULL DEFAULT 0, ret TEXT,"
+    " x REAL, y REAL, z REAL, yaw REAL," /* pose after the call */
+    " sim_ms REAL, wall_ms REAL,"
+    " UNIQUE(mission_id, seq));"
+
+    "CREATE TABLE violations("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " skill TEXT NOT NULL, args TEXT, reason TEXT NOT NULL,"
+    " UNIQUE(mission_id, seq));"
+
+    "CREATE TABLE scene_snapshots("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " description TEXT NOT NULL, x REAL, y REAL, z REAL, yaw REAL,"
+    " UNIQUE(mission_id, seq));"
+
+    /* Objects seen, merged across missions (store_objects.c). */
+    "CREATE TABLE objects("
+    " id INTEGER PRIMARY KEY,"
+    " class TEXT NOT NULL,"
+    " x REAL NOT NULL, y REAL NOT NULL, z REAL NOT NULL,"
+    " conf REAL NOT NULL, sightings INTEGER NOT NULL,"
+    " first_seen TEXT NOT NULL, last_seen TEXT NOT NULL,"
+    " last_mission INTEGER REFERENCES missions(id));"
+    "CREATE INDEX objects_class ON objects(class);",
+};
+
+#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+
+_Static_assert(N_MIGRATIONS == STORE_SCHEMA_VERSION, "one migration per schema version");
+
+static int pragma_int(store *s, const char *sql, int64_t *out, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return store_db_error(s, "cannot read the schema", err, errlen);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_db_error(s, "cannot read the schema", err, errlen);
+    return 0;
+}
+
+/* What the file is: its schema VERSION, or an error if it is another
+ * program's database or a newer aloft's. */
+static int identify(store *s, int64_t *version, char *err, size_t errlen)
+{
+    int64_t app_id, n_tables;
+    if (pragma_int(s, "PRAGMA user_version", version, err, errlen) ||
+        pragma_int(s, "PRAGMA application_id", &app_id, err, errlen) ||
+        pragma_int(s, "SELECT count(*) FROM sqlite_master", &n_tables, err, errlen))
+        return -1;
+    bool fresh = *version == 0 && app_id == 0 && n_tables == 0;
+    if (!fresh && app_id != STORE_APPLICATION_ID)
+        return store_set_error(err, errlen, "%s: not an aloft database (it holds other data)",
+                               s->path);
+    if (*version > STORE_SCHEMA_VERSION)
+        return store_set_error(err, errlen,
+                               "%s: written by a newer aloft (schema version %lld; this "
+                               "build reads up to %d); upgrade aloft or use another --db",
+                               s->path, (long long)*version, STORE_SCHEMA_VERSION);
+    return 0;
+}
+
+int store_schema_check(store *s, char *err, size_t errlen)
+{
+    int64_t version;
+    return identify(s, &version, err, errlen);
+}
+
+/* Under the write lock: bring the schema up to date. */
+static int migrate_locked(store *s, char *err, size_t errlen)
+{
+    int64_t version;
+    if (identify(s, &version, err, errlen)) return -1;
+    for (int v = (int)version; v < N_MIGRATIONS; v++) {
+        char what[64];
+        snprintf(what, sizeof what, "schema migration %d -> %d", v, v + 1);
+        if (sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK)
+            return store_db_error(s, what, err, errlen);
+    }
+    if (version < STORE_SCHEMA_VERSION) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+                 STORE_APPLICATION_ID, STORE_SCHEMA_VERSION);
+        if (store_exec(s, sql, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+int store_schema_migrate(store *s, char *err, size_t errlen)
+{
+    /* The common case needs no write lock: store_schema_check has read the
+     * version already, and a database at ours needs nothing. */
+    int64_t version = -1, app_id = -1;
+    if (pragma_int(s, "PRAGMA user_version", &version, err, errlen) ||
+        pragma_int(s, "PRAGMA application_id", &app_id, err, errlen))
+        return -1;
+    if (version == STORE_SCHEMA_VERSION && app_id == STORE_APPLICATION_ID) return 0;
+
+    /* IMMEDIATE so that two processes creating the same file serialise here
+     * and the second one sees the first one's schema. */
+    if (store_exec(s, "BEGIN IMMEDIATE", err, errlen)) return -1;
+    if (migrate_locked(s, err, errlen)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return store_exec(s, "COMMIT", err, errlen);
+}

@@ -1,0 +1,125 @@
+-- The MiniSpec runtime (SPEC §4): what compiled plans call, as the global
+-- `minispec` (plans name it `ms`). The compiler (host/minispec/emit.c) writes
+-- plain Lua where Lua already means what MiniSpec means (==, ~=, and, or,
+-- + - *) and calls in here where it does not.
+--
+-- Rules, decided once here:
+--   truth     Python's, as in TypeFly: False, None, 0 and '' are false;
+--             everything else is true.
+--   compare   numbers numerically (int and float mix); == across types is
+--             false and != true (plain Lua ==); ordering (< > <= >=) only
+--             between two numbers, anything else is an error that says so.
+--   arith     numbers only; '/' is float division and refuses zero.
+--   probe     answers are coerced: True/False -> bool, numerals -> number,
+--             anything else stays text.
+--   rp        calls the replan skill, then the plan ends (the compiler
+--             writes `do return ms.replan() end`).
+--
+-- The sandbox offers no pattern matching, so text is inspected byte by byte.
+
+local ms = {}
+
+local type, error, tostring, select = type, error, tostring, select
+local byte, sub = string.byte, string.sub
+local env = _ENV
+
+-- Skills are globals under their full names; the compiler has already
+-- checked that NAME exists and how many arguments it takes.
+function ms.call(name, ...)
+  local skill = env[name]
+  if skill == nil then
+    error("unknown skill '" .. tostring(name) .. "'", 2)
+  end
+  if name == "probe" then
+    return ms.coerce((skill(...)))
+  end
+  return (skill(...))
+end
+
+function ms.replan()
+  local replan = env.replan
+  if replan ~= nil then replan() end
+  return nil
+end
+
+function ms.truth(x)
+  return not (x == nil or x == false or x == 0 or x == "")
+end
+
+local function describe(x)
+  local t = type(x)
+  if t == "string" then return "text '" .. x .. "'" end
+  if t == "boolean" then return x and "True" or "False" end
+  if t == "nil" then return "None" end
+  return t .. " " .. tostring(x)
+end
+
+local function ordered(op, a, b)
+  if type(a) ~= "number" or type(b) ~= "number" then
+    error("cannot compare " .. describe(a) .. " " .. op .. " " .. describe(b)
+          .. ": '" .. op .. "' compares numbers only", 3)
+  end
+end
+
+function ms.lt(a, b) ordered("<", a, b) return a < b end
+function ms.gt(a, b) ordered(">", a, b) return a > b end
+function ms.le(a, b) ordered("<=", a, b) return a <= b end
+function ms.ge(a, b) ordered(">=", a, b) return a >= b end
+
+function ms.num(x)
+  if type(x) ~= "number" then
+    error("arithmetic needs numbers, got " .. describe(x), 2)
+  end
+  return x
+end
+
+function ms.div(a, b)
+  if type(a) ~= "number" or type(b) ~= "number" then
+    error("arithmetic needs numbers, got " .. describe(type(a) ~= "number" and a or b), 2)
+  end
+  if b == 0 then error("division by zero", 2) end
+  return a / b
+end
+
+local function is_space(c)
+  return c == 32 or (c >= 9 and c <= 13)
+end
+
+-- A decimal numeral: optional sign, digits, optional fraction.
+local function numeral(s)
+  local i, n = 1, #s
+  local c = byte(s, i)
+  if c == 45 or c == 43 then i = i + 1 end
+  local digits = 0
+  while i <= n do
+    c = byte(s, i)
+    if c < 48 or c > 57 then break end
+    i, digits = i + 1, digits + 1
+  end
+  if digits == 0 then return nil end
+  if i <= n and byte(s, i) == 46 then
+    i = i + 1
+    local frac = 0
+    while i <= n do
+      c = byte(s, i)
+      if c < 48 or c > 57 then break end
+      i, frac = i + 1, frac + 1
+    end
+    if frac == 0 then return nil end
+  end
+  if i <= n then return nil end
+  return tonumber(s)
+end
+
+function ms.coerce(x)
+  if type(x) ~= "string" then return x end
+  local i, j = 1, #x
+  while i <= j and is_space(byte(x, i)) do i = i + 1 end
+  while j >= i and is_space(byte(x, j)) do j = j - 1 end
+  local s = sub(x, i, j)
+  if s == "True" then return true end
+  if s == "False" then return false end
+  return numeral(s) or x
+end
+
+return ms

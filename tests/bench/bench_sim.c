@@ -1,0 +1,147 @@
+/* Simulated missions per second: every setup of the benchmark suite
+ * (examples/benchmark) flown with its reference plan at time scale 0, in
+ * process: scene load, world, compile, bind, run, report.
+ *
+ *   bench_sim [OUT.json]      (SRC=source root, default ".")
+ */
+#include "cmd/cli.h"
+#include "mission/runner.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SETUPS 64
+
+typedef struct setup {
+    char scene[1400];
+    char *plan;
+    size_t plan_len;
+} setup;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const setup *)a)->scene, ((const setup *)b)->scene);
+}
+
+static int find_setups(const char *root, setup *out, int max)
+{
+    int n = 0;
+    DIR *d = opendir(root);
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char dir[1024], plan_path[1100], err[256];
+        snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+        snprintf(plan_path, sizeof plan_path, "%s/plan.ms", dir);
+        size_t len;
+        char *plan = cli_read_input(plan_path, 1 << 20, &len, err, sizeof err);
+        if (!plan) continue;
+        DIR *t = opendir(dir);
+        struct dirent *f;
+        bool used = false;
+        while (t && (f = readdir(t)) && n < max) {
+            size_t l = strlen(f->d_name);
+            if (l < 10 || strcmp(f->d_name + l - 10, "scene.json") != 0) continue;
+            snprintf(out[n].scene, sizeof out[n].scene, "%s/%s", dir, f->d_name);
+            out[n].plan = used ? strdup(plan) : plan;
+            out[n].plan_len = len;
+            used = true;
+            n++;
+        }
+        if (t) closedir(t);
+        if (!used) free(plan);
+    }
+    closedir(d);
+    qsort(out, (size_t)n, sizeof *out, by_name);
+    return n;
+}
+
+/* Flies one setup; returns true if the plan ran to its end. */
+static char pictures[] = "/tmp/aloft-bench-sim-XXXXXX";
+
+/* Removes the pictures the missions took. */
+static void clean_pictures(void)
+{
+    DIR *d = opendir(pictures);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", pictures, e->d_name);
+        if (e->d_name[0] != '.') remove(path);
+    }
+    if (d) closedir(d);
+}
+
+static bool fly(const skill_registry *reg, const setup *s)
+{
+    mission_world w;
+    char err[512];
+    sim_options so = {0, 1, pictures};
+    if (mission_world_sim(&w, s->scene, &so, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", s->scene, err);
+        return false;
+    }
+    sandbox_limits lim = {0, 0, 0, 0};
+    runner_opts o = {
+        .reg = reg, .world = &w, .plan = s->plan, .plan_len = s->plan_len, .limits = lim};
+    cJSON *doc = runner_run(&o);
+    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
+    cJSON_Delete(doc);
+    mission_world_close(&w, true);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const char *src = getenv("SRC") ? getenv("SRC") : ".";
+    char root[600];
+    snprintf(root, sizeof root, "%s/examples/benchmark", src);
+    static setup setups[MAX_SETUPS];
+    int n = find_setups(root, setups, MAX_SETUPS);
+    if (n == 0) {
+        fprintf(stderr, "bench_sim: no benchmark setups under %s (set SRC)\n", root);
+        return 1;
+    }
+    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    if (!reg || !mkdtemp(pictures)) return 1;
+    /* Warm up, then fly the whole suite until at least a second has passed. */
+    int failed = 0;
+    for (int i = 0; i < n; i++)
+        failed += !fly(reg, &setups[i]);
+    double t0 = skills_now_ms(), elapsed = 0;
+    long missions = 0;
+    while (elapsed < 1000 || missions < 5L * n) {
+        for (int i = 0; i < n; i++)
+            fly(reg, &setups[i]);
+        missions += n;
+        elapsed = skills_now_ms() - t0;
+        clean_pictures();
+    }
+    double per_s = missions / (elapsed / 1000);
+    printf("bench_sim: %d setups, %ld missions in %.0f ms: %.0f missions/s (%.3f ms each), "
+           "%d failed\n",
+           n, missions, elapsed, per_s, elapsed / (double)missions, failed);
+    if (argc > 1) {
+        FILE *f = fopen(argv[1], "w");
+        if (!f) {
+            perror(argv[1]);
+            return 1;
+        }
+        fprintf(f,
+                "{\"sim_missions_per_s\": {\"value\": %.1f, \"unit\": \"missions/s\"},\n"
+                " \"sim_mission_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"
+                " \"sim_suite_setups\": {\"value\": %d, \"unit\": \"setups\"},\n"
+                " \"sim_suite_failed\": {\"value\": %d, \"unit\": \"setups\"}}\n",
+                per_s, elapsed / (double)missions, n, failed);
+        fclose(f);
+    }
+    for (int i = 0; i < n; i++)
+        free(setups[i].plan);
+    registry_free(reg);
+    clean_pictures();
+    remove(pictures);
+    return failed != 0;
+}

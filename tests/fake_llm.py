@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""A scripted OpenAI-compatible chat-completions server for tests and benchmarks.
+
+Speaks real HTTP/1.1 on 127.0.0.1: POST /v1/chat/completions (or any path
+ending in /chat/completions), streaming (SSE, chunked) and non-streaming,
+with usage in the final chunk when the client asks for it.
+
+Usage:
+  fake_llm.py --script FILE [--port-file FILE] [--log FILE] [--port N]
+              [--token-rate TPS]
+
+The script is JSON: {"responses": [RESPONSE, ...]} (or just the list). Each
+request consumes the next response; a response with "times": N serves N
+requests. When the script is used up the server answers 500 "script
+exhausted". A RESPONSE is an object:
+  content        reply text (default "")
+  token_rate     tokens per second while streaming (default --token-rate, 0 = no delay)
+  first_token_ms delay before the first token (default 0)
+  times          how many requests this response serves (default 1)
+  fault          null or one of:
+    "429"           status 429, header Retry-After: <retry_after> (default 1)
+    "500" / "502" / "503"   that status with an error object
+    "401" / "403" / "404"   that status with an error object
+    "stall"         stream stall_after tokens (default 2) then go silent
+                    for stall_seconds (default 30); not streaming: answer
+                    only after stall_seconds
+    "truncate"      stream truncate_after tokens (default 2) then drop the
+                    connection without ending the chunked body; not
+                    streaming: send half the body, then drop the connection
+    "truncate_clean" stream truncate_after tokens then end the body cleanly
+                    but without finish_reason or [DONE]
+    "malformed"     send broken JSON (in a stream: after truncate_after tokens)
+    "stream_error"  stream truncate_after tokens then an error object
+  retry_after    seconds for the 429 Retry-After header
+
+Every request is appended to the log as one JSON line:
+  {"n": index, "t": unix time, "path": ..., "auth": Authorization header or
+   null, "body": the parsed request body}
+The chosen port is written to --port-file (atomically), else printed on stdout.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def split_tokens(text):
+    """Cuts text into token-sized pieces: runs of at most 4 non-space
+    characters, each with the whitespace before it."""
+    return re.findall(r"\s*\S{1,4}|\s+", text)
+
+
+class Script:
+    def __init__(self, responses, default_rate):
+        self.responses = list(responses)
+        self.default_rate = default_rate
+        self.lock = threading.Lock()
+        self.index = 0
+        self.served = 0
+        self.requests = 0
+
+    def next(self):
+        with self.lock:
+            n = self.requests
+            self.requests += 1
+            while self.index < len(self.responses):
+                r = self.responses[self.index]
+                if self.served < int(r.get("times", 1)):
+                    self.served += 1
+                    return n, r
+                self.index += 1
+                self.served = 0
+            return n, None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake_llm/1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_json(self, status, obj, extra=None):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        n, resp = self.server.script.next()
+        self.server.log_request_line(n, self.path, self.headers.get("Authorization"), body)
+        if not self.path.endswith("/chat/completions"):
+            self.send_json(404, {"error": {"message": "no such endpoint " + self.path}})
+            return
+        if body is None:
+            self.send_json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        if resp is None:
+            self.send_json(500, {"error": {"message": "fake_llm: script exhausted"}})
+            return
+        fault = resp.get("fault")
+        fault = str(fault) if fault is not None else None
+        if fault and fault.isdigit():
+            code = int(fault)
+            extra = {}
+            if code == 429:
+                extra["Retry-After"] = str(resp.get("retry_after", 1))
+            messages = {401: "invalid API key", 403: "forbidden", 404: "model not found",
+                        429: "rate limit reached"}
+            msg = messages.get(code, "internal error (injected)")
+            self.send_json(code, {"error": {"message": msg, "type": "fake"}}, extra)
+            return
+        prompt_tokens = sum(len(split_tokens(m.get("content", "")))
+                            for m in body.get("messages", []))
+        if body.get("stream"):
+            self.stream(resp, fault, body, prompt_tokens)
+        else:
+            self.whole(resp, fault, prompt_tokens)
+
+    def whole(self, resp, fault, prompt_tokens):
+        content = resp.get("content", "")
+        delay = resp.get("first_token_ms", 0) / 1000.0
+        rate = resp.get("token_rate", self.server.script.default_rate)
+        ntok = len(split_tokens(content))
+        if rate:
+            delay += ntok / float(rate)
+        if fault == "stall":
+            delay += float(resp.get("stall_seconds", 30))
+        if delay:
+            time.sleep(delay)
+        if fault in ("truncate", "truncate_clean"):
+            data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            self.connection.shutdown(2)
+            return
+        if fault == "malformed":
+            data = b'{"id":"x","choices":[{"message":{"content":'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_json(200, {
+            "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": ntok,
+                      "total_tokens": prompt_tokens + ntok}})
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def event(self, obj):
+        self.chunk(b"data: " + json.dumps(obj).encode() + b"\n\n")
+
+    def delta(self, content=None, finish=None, role=None):
+        d = {}
+        if role:
+            d["role"] = role
+        if content is not None:
+            d["content"] = content
+        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake",
+                "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
+
+    def stream(self, resp, fault, body, prompt_tokens):
+        tokens = split_tokens(resp.get("content", ""))
+        rate = resp.get("token_rate", self.server.script.default_rate)
+        gap = 1.0 / rate if rate else 0.0
+        cut = int(resp.get("truncate_after", 2))
+        stall_at = int(resp.get("stall_after", 2))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            self.event(self.delta(content="", role="assistant"))
+            if resp.get("first_token_ms"):
+                time.sleep(resp["first_token_ms"] / 1000.0)
+            for i, tok in enumerate(tokens):
+                if fault in ("truncate", "truncate_clean", "malformed", "stream_error") and i == cut:
+                    break
+                if fault == "stall" and i == stall_at:
+                    time.sleep(float(resp.get("stall_seconds", 30)))
+                if gap:  # each token costs 1/rate, the first one too (as in batch mode)
+                    time.sleep(gap)
+                self.event(self.delta(content=tok))
+            if fault == "truncate":
+                self.wfile.flush()
+                self.connection.shutdown(2)
+                return
+            if fault == "truncate_clean":
+                self.chunk(b"")
+                return
+            if fault == "malformed":
+                self.chunk(b'data: {"choices":[{"delta":{"content":"oops\n\n')
+                self.chunk(b"")
+                return
+            if fault == "stream_error":
+                self.event({"error": {"message": "model overloaded (injected)"}})
+                self.chunk(b"")
+                return
+            self.event(self.delta(finish="stop"))
+            if (body.get("stream_options") or {}).get("include_usage"):
+                self.event({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                            "choices": [], "usage": {
+                                "prompt_tokens": prompt_tokens,
+                                "completion_tokens": len(tokens),
+                                "total_tokens": prompt_tokens + len(tokens)}})
+            self.chunk(b"data: [DONE]\n\n")
+            self.chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the client went away (cancel, idle timeout): nothing to do
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr, script, log_path):
+        super().__init__(addr, Handler)
+        self.script = script
+        self.log_path = log_path
+        self.log_lock = threading.Lock()
+
+    def log_request_line(self, n, path, auth, body):
+        if not self.log_path:
+            return
+        line = json.dumps({"n": n, "t": time.time(), "path": path, "auth": auth, "body": body})
+        with self.log_lock, open(self.log_path, "a") as f:
+            f.write(line + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="scripted OpenAI-compatible server")
+    ap.add_argument("--script", required=True)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file")
+    ap.add_argument("--log")
+    ap.add_argument("--token-rate", type=float, default=0.0)
+    args = ap.parse_args()
+    with open(args.script) as f:
+        doc = json.load(f)
+    responses = doc.get("responses", []) if isinstance(doc, dict) else doc
+    srv = Server(("127.0.0.1", args.port), Script(responses, args.token_rate), args.log)
+    port = srv.server_address[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, args.port_file)
+    else:
+        print(port, flush=True)
+    try:
+        srv.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+-- expect: fail
+local s = string.rep('x', 1 << 22)
+return s:byte(1, -1)

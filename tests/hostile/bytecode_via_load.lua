@@ -1,0 +1,2 @@
+-- expect: error=load
+return load(string.char(27) .. 'Lua')

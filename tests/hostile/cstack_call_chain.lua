@@ -1,0 +1,4 @@
+-- expect: fail
+local mt = {}
+mt.__call = function(self) return self() end
+return setmetatable({}, mt)()

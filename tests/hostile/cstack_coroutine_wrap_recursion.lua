@@ -1,0 +1,3 @@
+-- expect: error=
+local function f() return coroutine.wrap(f)() end
+f()

@@ -1,0 +1,4 @@
+-- expect: error=
+local t = setmetatable({}, {})
+getmetatable(t).__index = function(tt, k) return tt[k] end
+return t.x

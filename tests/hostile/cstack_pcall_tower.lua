@@ -1,0 +1,4 @@
+-- expect: error=
+local function f() return pcall(f) end
+local r = {f()}
+error('end: ' .. tostring(r[1]))

@@ -1,0 +1,4 @@
+-- expect: error=
+local t = {}
+setmetatable(t, {__tostring = function(x) return tostring(x) end})
+return tostring(t)

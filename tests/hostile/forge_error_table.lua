@@ -1,0 +1,2 @@
+-- expect: error=table value
+error({limit = 'instructions'})

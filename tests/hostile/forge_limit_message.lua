@@ -1,0 +1,2 @@
+-- expect: error=instruction limit reached (10000000 instructions)
+error('instruction limit reached (10000000 instructions)', 0)

@@ -1,0 +1,2 @@
+-- expect: error=not enough memory
+error('not enough memory', 0)

@@ -1,0 +1,2 @@
+-- expect: error=table value
+error(setmetatable({}, {__tostring = function() while true do end end}))

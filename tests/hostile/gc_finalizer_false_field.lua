@@ -1,0 +1,2 @@
+-- expect: error=__gc
+setmetatable({}, {__gc = false})

@@ -1,0 +1,2 @@
+-- expect: limit=instructions
+for i = 1, math.huge do end

@@ -1,0 +1,2 @@
+-- expect: limit=instructions
+::top:: goto top

@@ -1,0 +1,3 @@
+-- expect: limit=instructions
+local s = ''
+while true do s = s:upper():lower() end

@@ -1,0 +1,2 @@
+-- expect: limit=instructions
+repeat local x = 1 until false

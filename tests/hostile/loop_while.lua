@@ -1,0 +1,2 @@
+-- expect: limit=instructions
+while true do end

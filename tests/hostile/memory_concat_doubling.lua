@@ -1,0 +1,3 @@
+-- expect: limit=memory
+local s = 'x'
+while true do s = s .. s end

@@ -1,0 +1,3 @@
+-- expect: limit=memory
+local function f(t) return f({t, {}, {}, {}}) end
+f({})

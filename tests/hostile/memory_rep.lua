@@ -1,0 +1,2 @@
+-- expect: limit=memory
+local s = string.rep('x', 1 << 30)

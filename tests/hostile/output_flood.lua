@@ -1,0 +1,2 @@
+-- expect: limit=instructions
+while true do print(string.rep('x', 1000)) end

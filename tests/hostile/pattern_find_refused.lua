@@ -1,0 +1,2 @@
+-- expect: error=patterns are not available
+return string.find(('a'):rep(40), '(a*)*b')

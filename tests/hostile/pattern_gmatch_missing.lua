@@ -1,0 +1,2 @@
+-- expect: error=gmatch
+for w in string.gmatch('a b c', '%a+') do end

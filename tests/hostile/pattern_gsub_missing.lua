@@ -1,0 +1,2 @@
+-- expect: error=gsub
+return string.gsub(('a'):rep(40), '(a*)*b', '')

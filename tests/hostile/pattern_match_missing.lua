@@ -1,0 +1,2 @@
+-- expect: error=match
+return ('a'):rep(40):match('(a*)*b')

@@ -1,0 +1,3 @@
+-- expect: fail
+local function f() return 1 + f() end
+f()

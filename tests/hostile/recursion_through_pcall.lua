@@ -1,0 +1,3 @@
+-- expect: fail
+local function f() pcall(f) f() end
+f()

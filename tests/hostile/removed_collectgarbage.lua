@@ -1,0 +1,2 @@
+-- expect: error=collectgarbage
+collectgarbage('stop')

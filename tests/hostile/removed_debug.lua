@@ -1,0 +1,2 @@
+-- expect: error=debug
+debug.sethook()

@@ -1,0 +1,2 @@
+-- expect: error=dofile
+dofile('/etc/passwd')

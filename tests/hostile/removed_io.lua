@@ -1,0 +1,2 @@
+-- expect: error=io
+io.open('/etc/passwd')

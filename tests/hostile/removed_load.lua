@@ -1,0 +1,2 @@
+-- expect: error=load
+load('return 1')()

@@ -1,0 +1,2 @@
+-- expect: error=loadstring
+loadstring('return 1')()

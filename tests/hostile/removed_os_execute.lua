@@ -1,0 +1,2 @@
+-- expect: error=execute
+os.execute('true')

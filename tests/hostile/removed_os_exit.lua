@@ -1,0 +1,2 @@
+-- expect: error=exit
+os.exit(0)

@@ -1,0 +1,2 @@
+-- expect: error=getenv
+return os.getenv('HOME')

@@ -1,0 +1,2 @@
+-- expect: error=remove
+os.remove('/tmp/x')

@@ -1,0 +1,2 @@
+-- expect: error=package
+return package.loaded.io

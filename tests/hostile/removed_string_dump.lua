@@ -1,0 +1,2 @@
+-- expect: error=dump
+return string.dump(print)

@@ -1,0 +1,2 @@
+-- expect: error=warn
+warn('@on')

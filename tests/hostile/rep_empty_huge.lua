@@ -1,0 +1,3 @@
+-- expect: ok
+assert(string.rep('', 1 << 62) == '')
+assert(string.rep('', 1 << 62, '') == '')

@@ -1,0 +1,3 @@
+-- expect: ok
+pcall(function() string.upper = nil end)
+assert(('abc'):upper() == 'ABC')

@@ -1,0 +1,2 @@
+-- expect: error=too many results
+return select('#', table.unpack({}, 1, 1 << 30))

@@ -1,0 +1,2 @@
+-- expect: error=read-only
+coroutine.create = nil

@@ -1,0 +1,2 @@
+-- expect: error=cannot replace
+print = function() end

@@ -1,0 +1,2 @@
+-- expect: error=read-only
+math.pi = 3

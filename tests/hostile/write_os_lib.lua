@@ -1,0 +1,2 @@
+-- expect: error=read-only
+os.clock = nil

@@ -1,0 +1,2 @@
+-- expect: error=cannot replace
+rawset(_G, 'print', nil)

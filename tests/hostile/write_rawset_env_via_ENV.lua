@@ -1,0 +1,2 @@
+-- expect: error=cannot replace
+rawset(_ENV, 'turn_cw', function() end)

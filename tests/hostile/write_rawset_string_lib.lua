@@ -1,0 +1,2 @@
+-- expect: error=read-only
+rawset(string, 'upper', string.lower)

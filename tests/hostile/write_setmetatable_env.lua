@@ -1,0 +1,2 @@
+-- expect: error=protected metatable
+setmetatable(_G, nil)

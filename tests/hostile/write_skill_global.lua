@@ -1,0 +1,2 @@
+-- expect: error=cannot replace
+move_forward = function() return true end

@@ -1,0 +1,2 @@
+-- expect: error=read-only
+string.rep = function() return '' end

@@ -1,0 +1,2 @@
+-- expect: error=
+getmetatable('').__index = {upper = function() return 'pwned' end}

@@ -1,0 +1,2 @@
+-- expect: error=read-only
+table.insert = nil

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Hostile scripts against the sandbox, each run through `aloft lua --json`.
+
+Every file in tests/hostile/ starts with `-- expect: ...`:
+  limit=instructions|memory|timeout   the run ends on that limit
+  error=TEXT                          the run fails with TEXT in its error
+                                      (TEXT may be empty: any clear error)
+  ok                                  the script runs to its end (it asserts
+                                      the sandbox's behaviour itself)
+  fail                                any clean failure: a limit or an error
+                                      (where either is right, e.g. deep
+                                      recursion may hit the stack or memory)
+A run must end on its own, exit 0/1 (never a signal, never a sanitizer
+report), and print exactly one JSON document. The list of attacks is the file
+names in tests/hostile/: infinite loops of every form, unbounded recursion,
+the limit error caught by pcall/xpcall/coroutines/__close in a loop, work spread
+over coroutines, memory bombs, finalizers, pathological patterns, huge unpack/
+select/table.move, C-stack bombs through metamethods, bytecode, every removed
+global, writes to _G/library tables/the string metatable/skills, forged limit
+messages and output floods. Further cases below: the wall-clock limit,
+cancellation by Ctrl-C, the output cap, a bytecode file, usage figures.
+"""
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ALOFT = os.environ.get("ALOFT", "build/aloft")
+SRC = os.environ.get("SRC", ".")
+HOSTILE = os.path.join(SRC, "tests", "hostile")
+LIMITS = ["--max-instructions", "2000000", "--max-memory", "8M", "--timeout-ms", "20000"]
+HANG_GUARD_S = 120  # only against hangs; never a performance assertion
+
+failures = []
+
+
+def fail(name, why):
+    failures.append("%s: %s" % (name, why))
+
+
+def run(args, name, stdin=None):
+    try:
+        p = subprocess.run([ALOFT, "lua", "--json"] + args, input=stdin, capture_output=True,
+                           timeout=HANG_GUARD_S)
+    except subprocess.TimeoutExpired:
+        fail(name, "did not end within %d s" % HANG_GUARD_S)
+        return None, None
+    if p.returncode not in (0, 1):
+        fail(name, "exit status %d\nstderr: %s" % (p.returncode, p.stderr.decode()[-2000:]))
+        return None, None
+    if b"Sanitizer" in p.stderr or b"runtime error" in p.stderr:
+        fail(name, "sanitizer report:\n" + p.stderr.decode()[-3000:])
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        fail(name, "stdout is not one JSON document: %r" % p.stdout[:300])
+        return p.returncode, None
+    return p.returncode, doc
+
+
+def check_case(fname):
+    path = os.path.join(HOSTILE, fname)
+    with open(path) as f:
+        first = f.readline().strip()
+    assert first.startswith("-- expect: "), fname
+    expect = first[len("-- expect: "):]
+    rc, doc = run(LIMITS + [path], fname)
+    if doc is None:
+        return
+    if expect == "ok":
+        if rc != 0 or not doc["ok"]:
+            fail(fname, "expected success, got %s" % doc.get("error"))
+        return
+    if rc != 1 or doc["ok"]:
+        fail(fname, "expected failure, got exit %d ok=%s" % (rc, doc["ok"]))
+        return
+    if expect == "fail":
+        if not doc.get("error"):
+            fail(fname, "failed without an error message")
+        return
+    kind, _, value = expect.partition("=")
+    if kind == "limit":
+        if doc.get("limit") != value:
+            fail(fname, "expected limit %s, got limit=%s error=%s" %
+                 (value, doc.get("limit"), doc.get("error")))
+    else:
+        if doc.get("limit") is not None:
+            fail(fname, "expected a plain error, got limit %s" % doc["limit"])
+        if not doc.get("error") or value not in doc["error"]:
+            fail(fname, "expected an error containing %r, got %r" % (value, doc.get("error")))
+
+
+def check_timeout():
+    rc, doc = run(["--max-instructions", "100000000000", "--timeout-ms", "300", "-"],
+                  "wall-clock limit", stdin=b"while true do end")
+    if doc and doc.get("limit") != "timeout":
+        fail("wall-clock limit", "got %r" % doc)
+
+
+def check_timeout_with_pcall():
+    rc, doc = run(["--max-instructions", "100000000000", "--timeout-ms", "300", "-"],
+                  "wall-clock limit under pcall",
+                  stdin=b"while true do pcall(function() while true do end end) end")
+    if doc and doc.get("limit") != "timeout":
+        fail("wall-clock limit under pcall", "got %r" % doc)
+
+
+def check_cancel():
+    name = "Ctrl-C cancels"
+    p = subprocess.Popen([ALOFT, "lua", "--json", "--max-instructions", "100000000000", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(b"print('started')\nwhile true do pcall(function() while true do end end) end")
+    p.stdin.close()
+    p.stdin = None
+    # wait until the script runs, then interrupt it
+    line = p.stderr.readline()
+    if b"started" not in line:
+        fail(name, "script did not start: %r" % line)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, _ = p.communicate(timeout=HANG_GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail(name, "did not stop after SIGINT")
+        return
+    doc = json.loads(out)
+    if p.returncode != 1 or doc.get("limit") != "cancelled" or doc["logs"] != ["started"]:
+        fail(name, "exit %d, %r" % (p.returncode, doc))
+
+
+def check_output_cap():
+    name = "output capped at 64 KiB"
+    rc, doc = run(["-"], name, stdin=b"for i = 1, 5000 do print(string.rep('x', 99)) end")
+    if not doc:
+        return
+    total = sum(len(l) + 1 for l in doc["logs"])
+    if not doc["ok"] or doc["logs"][-1] != "[output truncated]" or total > 65536 + 64:
+        fail(name, "ok=%s lines=%d total=%d" % (doc["ok"], len(doc["logs"]), total))
+
+
+def check_bytecode_file():
+    name = "bytecode file refused"
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "x.lua")
+        out = os.path.join(d, "x.luac")
+        with open(src, "w") as f:
+            f.write("print('bytecode ran')\n")
+        subprocess.run(["luac5.4", "-o", out, src], check=True)
+        rc, doc = run([out], name)
+        if doc and (doc["ok"] or "binary chunk" not in doc["error"] or doc["logs"]):
+            fail(name, "got %r" % doc)
+
+
+def check_usage_figures():
+    name = "usage figures"
+    rc, doc = run(["-"], name, stdin=b"local t = {}\nfor i = 1, 100000 do t[i] = i end")
+    if doc and not (doc["ok"] and doc["instructions"] >= 100000 and
+                    doc["memory_peak"] > 100000 * 8):
+        fail(name, "got %r" % doc)
+
+
+def main():
+    files = sorted(f for f in os.listdir(HOSTILE) if f.endswith(".lua"))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(check_case, files))
+    for check in (check_timeout, check_timeout_with_pcall, check_cancel, check_output_cap,
+                  check_bytecode_file, check_usage_figures):
+        check()
+    total = len(files) + 6
+    for f in failures:
+        print("FAIL", f)
+    print("%d passed, %d failed" % (total - len(failures), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

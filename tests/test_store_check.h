@@ -1,0 +1,37 @@
+/*
+ * The CHECK of the store tests: a failed check is reported with its place
+ * and a message, and counted; the test goes on and exits 1 at the end.
+ */
+#ifndef ALOFT_TESTS_TEST_STORE_CHECK_H
+#define ALOFT_TESTS_TEST_STORE_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+/* Removes the test's temporary directory if every check passed (else keeps
+ * it for a look), reports, and returns the exit status. */
+static int check_finish(const char *test, const char *tmpdir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (failures == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (failures)
+        fprintf(stderr, "%s: %d check(s) failed (files in %s)\n", test, failures, tmpdir);
+    else
+        printf("%s: all checks passed\n", test);
+    return failures ? 1 : 0;
+}
+
+#endif
