@@ -4,6 +4,7 @@
  */
 #include "drone/tello.h"
 #include "drone/tello_steps.h"
+#include "vision/options.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static void defaults_follow_the_spec(void)
     CHECK(c.battery_min == 20 && c.video && c.land_at_end, "battery/video/land");
     CHECK(c.keepalive_ms > 0 && c.keepalive_ms < 15000, "keep-alive %d", c.keepalive_ms);
     char url[64];
-    CHECK(strcmp(tello_video_url(&c, url, sizeof url), "udp://@0.0.0.0:11111") == 0, "%s", url);
+    CHECK(strcmp(tello_video_source(&c, url, sizeof url), "tello:11111") == 0, "%s", url);
 }
 
 static void options_are_applied(void)
@@ -52,7 +53,11 @@ static void options_are_applied(void)
     CHECK(c.port == 9000 && c.state_port == 9001 && c.video_port == 9002, "ports");
     CHECK(c.timeout_ms == 250 && !c.video && !c.land_at_end, "timeout/video/land");
     char url[64];
-    CHECK(strcmp(tello_video_url(&c, url, sizeof url), "udp://@0.0.0.0:9002") == 0, "%s", url);
+    CHECK(strcmp(tello_video_source(&c, url, sizeof url), "tello:9002") == 0, "%s", url);
+    /* The vision pipeline opens the stream where the drone sends it. */
+    char uri[256];
+    CHECK(strncmp(vision_source_uri(url, uri, sizeof uri), "udp://0.0.0.0:9002", 18) == 0, "%s",
+          uri);
 }
 
 static void other_options_are_not_ours(void)

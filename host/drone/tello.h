@@ -9,18 +9,22 @@
  * motions (see tello.c), keeps the drone from auto-landing during pauses and
  * turns the state string into drone_state.
  *
- * How a mission uses it (the `run` command):
+ * How a mission uses it (the `run` command, with host/mission/runner.h):
  *   tello_config cfg; tello_config_init(&cfg);
- *   for each option: tello_config_option(&cfg, name, optarg, err, len)
- *   drone *d = tello_new(&cfg, err, len);
- *   d->abort = ...;                       cancel flag / mission deadline
- *   d->ops->connect(d, ...)               `command`, `battery?`, `streamon`
- *   d->ops->takeoff(d, ...)               refuses under cfg.battery_min
- *   ... run the plan (skills call move/turn/wait) ...
- *   if (cfg.land_at_end) d->ops->land(d, ...)
- *   d->ops->destroy(d)
- * A cancelled call has already sent `stop` (the drone hovers) and returns -1
- * with "cancelled"; land after a cancel unless --no-land.
+ *   getopt table: {"drone", ...} plus TELLO_LONG_OPTIONS(OPT_TELLO);
+ *   each of them: tello_config_option(&cfg, name, optarg, err, len)
+ *     (for --drone, 1 means Tello, 0 another driver such as "sim")
+ *   drone *drv = tello_new(&cfg, err, len);
+ *   mission_world_wrap(&w, drv, scene_or_NULL, ...)  constraints in front
+ *   mission_world_launch(&w, ...)   connect: `command`, `battery?`,
+ *                                   `streamon`; takeoff: refuses under
+ *                                   cfg.battery_min, then `takeoff`
+ *   with cfg.video: vision source = tello_video_source(&cfg, ...)
+ *   ... run the plan; Ctrl-C makes the abort callback fire ...
+ *   mission_world_close(&w, cfg.land_at_end)   `stop`, then `land`
+ * A call cut by the abort callback has already sent `stop` (the drone
+ * hovers) and returns -1 with "cancelled"; land never polls the callback,
+ * so landing after a cancel works.
  */
 #ifndef ALOFT_DRONE_TELLO_H
 #define ALOFT_DRONE_TELLO_H
@@ -73,9 +77,11 @@ int tello_config_option(tello_config *cfg, const char *name, const char *value, 
         "no-land", no_argument, 0, (code)                                                          \
     }
 
-/* Writes the address a video reader opens for the drone's H.264 stream,
- * "udp://@0.0.0.0:PORT" (OpenCV/FFmpeg syntax), into BUF. Returns BUF. */
-const char *tello_video_url(const tello_config *cfg, char *buf, size_t len);
+/* Writes the camera source the vision pipeline opens for this drone's
+ * stream, "tello:PORT" (video_port), into BUF and returns BUF; give it as
+ * vision_options.source (vision_source_uri turns it into the FFmpeg UDP
+ * address). Only meaningful with cfg->video: connect sends `streamon`. */
+const char *tello_video_source(const tello_config *cfg, char *buf, size_t len);
 
 /*
  * Creates the driver: resolves the host and binds the local command and

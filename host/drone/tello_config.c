@@ -94,8 +94,8 @@ int tello_config_option(tello_config *cfg, const char *name, const char *value, 
     return 0;
 }
 
-const char *tello_video_url(const tello_config *cfg, char *buf, size_t len)
+const char *tello_video_source(const tello_config *cfg, char *buf, size_t len)
 {
-    snprintf(buf, len, "udp://@0.0.0.0:%d", cfg->video_port);
+    snprintf(buf, len, "tello:%d", cfg->video_port);
     return buf;
 }
