@@ -234,6 +234,31 @@ static void cancel_sends_stop_and_leaves_the_drone_hovering(void)
     CHECK(emu_count(&p, "recv emergency") == 0, "emergency without a request");
 }
 
+static int on_the_ground(const drone_state *s, void *ud)
+{
+    (void)ud;
+    return s->tof_cm > 0 && s->tof_cm <= 10; /* the emulator's tof is h + 10 */
+}
+
+static void emergency_stops_the_motors_when_asked(void)
+{
+    emu_proc p;
+    emu_start(&p, "emergency", ARGS("--speed", "1000"));
+    tello_config cfg = harness_config(&p, 3000);
+    cfg.video = false;
+    drone *d = harness_drone(&cfg);
+    char err[256] = "";
+    CHECK(fly(d, err, sizeof err) == 0, "%s", err);
+    CHECK(d->ops->emergency(d) == 0, "emergency failed");
+    drone_state s;
+    d->ops->get_state(d, &s);
+    CHECK(!s.flying && s.pose.z == 0, "flying %d at z %.1f", s.flying, s.pose.z);
+    CHECK(harness_wait_state(d, 5000, on_the_ground, NULL) == 0, "the state never showed h 0");
+    d->ops->destroy(d);
+    emu_stop(&p);
+    CHECK(emu_count(&p, "recv emergency") >= 1, "no emergency received");
+}
+
 static void late_replies_are_dropped(void)
 {
     /* Every reply comes 300 ms late, after the 200 ms timeout: each command
@@ -279,6 +304,7 @@ int main(void)
     state_string_is_parsed(0);
     state_string_is_parsed(1);
     cancel_sends_stop_and_leaves_the_drone_hovering();
+    emergency_stops_the_motors_when_asked();
     late_replies_are_dropped();
     a_taken_state_port_is_a_clear_error();
     return harness_report("test_tello_flight");

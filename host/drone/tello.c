@@ -660,6 +660,7 @@ static int tello_emergency(drone *d)
     ok |= tello_link_send(&t->link, "emergency", err, sizeof err) == 0;
     pthread_mutex_lock(&t->lock);
     t->flying = false;
+    t->z = 0; /* it falls */
     pthread_mutex_unlock(&t->lock);
     return ok ? 0 : -1;
 }
