@@ -164,6 +164,12 @@ static void keepalive_keeps_a_paused_mission_airborne(void)
     CHECK(autolands == 1, "auto-landed %d times", autolands);
 }
 
+static int settled_at_57(const drone_state *s, void *ud)
+{
+    (void)ud;
+    return fabs(s->pose.yaw - 57) < 0.5 && s->vx == 0 && s->vy == 0 && s->vz == 0;
+}
+
 static int state_ready(const drone_state *s, void *ud)
 {
     (void)ud;
@@ -185,12 +191,10 @@ static void state_string_is_parsed(int sdk3)
     CHECK(harness_wait_state(d, 5000, state_ready, NULL) == 0, "no state received");
     CHECK(d->ops->turn(d, -30, err, sizeof err) == 0, "%s", err);
     CHECK(d->ops->move(d, DRONE_UP, 40, err, sizeof err) == 0, "%s", err);
-    /* Right after the turn the pose is the commanded one... */
+    /* Once the drone is still, the pose takes its own yaw (it turned 33
+     * degrees, not the 30 asked) and height. */
+    CHECK(harness_wait_state(d, 5000, settled_at_57, NULL) == 0, "the state yaw never showed");
     drone_state s;
-    d->ops->get_state(d, &s);
-    CHECK(fabs(s.pose.yaw - 60) < 0.5, "yaw %.1f right after the turn", s.pose.yaw);
-    /* ...then the drone's own yaw (it turned 33 degrees, not 30) and h. */
-    harness_sleep_ms(500);
     d->ops->get_state(d, &s);
     CHECK(fabs(s.pose.z - 120) < 2, "z %.1f (h from the state string)", s.pose.z);
     CHECK(fabs(s.tof_cm - 130) < 2, "tof %.1f", s.tof_cm);
