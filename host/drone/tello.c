@@ -25,7 +25,10 @@
  * at least one state packet sent during the move getting through (a Tello
  * flies at most 100 cm/s, so a move of D cm spans about D/10 packets, plus
  * its acceleration). If all of them and the reply are lost, the move is
- * flown again: the one case the driver cannot tell apart.
+ * flown again: the one case the driver cannot tell apart. Where the signs
+ * are unclear (a hovering drone's speeds and yaw jitter a little) the check
+ * leans toward "it moved": a motion reported done that was not flown is a
+ * smaller error than one flown twice.
  * A late "ok" that arrives while we are checking is taken as the answer.
  * Commands without effect on the pose (command, streamon, stop, queries) are
  * simply re-sent.
