@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The command line (SPEC §2): --help everywhere, exit codes 0/1/2, one JSON
+# document with --json, options before or after positionals, `aloft skills`.
+set -u
+ALOFT=${ALOFT:-build/aloft}
+pass=0 failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect() { # expect STATUS DESCRIPTION -- COMMAND...
+    local want=$1 what=$2
+    shift 3
+    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    local got=$?
+    if [ "$got" -eq "$want" ]; then
+        pass=$((pass + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $what: exit $got, want $want"
+        head -5 "$tmp/err"
+    fi
+}
+check() { # check DESCRIPTION CONDITION...
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else failed=$((failed + 1)); echo "FAIL $what"; fi
+}
+
+for cmd in check transpile run lua skills detect serve log bench; do
+    expect 0 "$cmd --help" -- "$ALOFT" "$cmd" --help
+    check "$cmd --help prints a usage line" grep -q "Usage: aloft $cmd" "$tmp/out"
+    expect 0 "help $cmd" -- "$ALOFT" help "$cmd"
+done
+expect 0 "--help" -- "$ALOFT" --help
+expect 0 "--version" -- "$ALOFT" --version
+expect 2 "no command" -- "$ALOFT"
+expect 2 "unknown command" -- "$ALOFT" fly
+check "unknown command is named" grep -q "unknown command 'fly'" "$tmp/err"
+expect 2 "unknown option" -- "$ALOFT" skills --frobnicate
+expect 2 "lua without a script" -- "$ALOFT" lua
+expect 2 "lua with a bad limit" -- "$ALOFT" lua --max-memory lots x.lua
+expect 1 "lua with a missing script" -- "$ALOFT" lua /nonexistent/script.lua
+check "missing script is named" grep -q "cannot open '/nonexistent/script.lua'" "$tmp/err"
+
+# options after the positional argument (GNU style)
+echo 'log("hello")' >"$tmp/s.lua"
+expect 0 "lua, options after the script" -- "$ALOFT" lua "$tmp/s.lua" --json --max-instructions 100000
+check "lua --json is one JSON document" /usr/bin/python3 -c "
+import json, sys
+d = json.load(open('$tmp/out'))
+assert d['ok'] is True and d['error'] is None and d['logs'] == ['hello'], d
+assert d['calls'][0]['skill'] == 'log' and d['calls'][0]['args'] == ['hello'], d
+assert d['instructions'] >= 0 and d['memory_peak'] > 0, d"
+
+# oversized input is refused, not read forever
+head -c 5000000 /dev/zero | tr '\0' ' ' >"$tmp/big.lua"
+expect 1 "oversized script" -- "$ALOFT" lua "$tmp/big.lua"
+check "oversized script says so" grep -q "larger than" "$tmp/err"
+
+# skills: the built-ins with TypeFly's abbreviations, plus a user directory
+mkdir -p "$tmp/skills"
+cat >"$tmp/skills/wave.lua" <<'LUA'
+return {name = "wave", description = "turn left and right", args = {},
+        run = function() turn_ccw(20) turn_cw(20) return true end}
+LUA
+echo 'return {name = "broken"' >"$tmp/skills/broken.lua"
+expect 0 "skills --json" -- "$ALOFT" skills --json
+check "built-in abbreviations" /usr/bin/python3 -c "
+import json
+want = {'move_forward': 'mf', 'turn_ccw': 'tu', 'turn_cw': 'tc', 'is_visible': 'iv',
+        'object_x': 'ox', 'take_picture': 'tp', 'probe': 'p', 'replan': 'rp', 'delay': 'd',
+        'log': 'l', 'scan': 's', 'scan_abstract': 'sa', 'orienting': 'o', 'approach': 'a',
+        'goto': 'g'}
+got = {s['name']: s for s in json.load(open('$tmp/out'))}
+for name, abbr in want.items():
+    assert got[name]['abbr'] == abbr, (name, got[name]['abbr'])
+assert got['move_forward']['level'] == 'low' and got['scan']['level'] == 'high'
+assert got['turn_cw']['args'] == [{'name': 'degrees', 'type': 'int'}]
+assert got['move_forward']['returns'] == 'bool' and got['move_forward']['description']"
+expect 1 "skills with a broken file" -- "$ALOFT" skills --json --skills "$tmp/skills"
+check "broken file named with its reason" grep -q "skills/broken.lua: .*expected" "$tmp/err"
+check "user skill listed" /usr/bin/python3 -c "
+import json
+got = {s['name']: s for s in json.load(open('$tmp/out'))}
+assert got['wave']['level'] == 'high' and got['wave']['abbr'] == 'w', got['wave']
+assert 'broken' not in got"
+expect 1 "skills with a missing directory" -- "$ALOFT" skills --skills "$tmp/nope"
+
+echo "$pass passed, $failed failed"
+[ "$failed" -eq 0 ]
