@@ -365,10 +365,12 @@ static cached_chunk chunk_cache[CHUNK_CACHE_MAX];
 static int chunk_cache_n;
 static pthread_mutex_t chunk_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A cheap key: length and a sample of bytes; entries still compare whole. */
 static uint64_t hash_text(const char *s, size_t len, const char *name)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
+    uint64_t h = 1469598103934665603ull ^ len;
+    size_t step = len / 64 + 1;
+    for (size_t i = 0; i < len; i += step)
         h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     for (; *name; name++)
         h = (h ^ (unsigned char)*name) * 1099511628211ull;

@@ -6,14 +6,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 
-static int failures;
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 static skill_registry *reg;
 static prompt_set *prompts;
@@ -178,11 +171,47 @@ static void test_planned_and_flown(void)
     free(s);
 }
 
+/* What the observer saw. */
+typedef struct seen {
+    int exchanges, plans, rejected, statements;
+    mission_llm_kind kinds[8];
+} seen;
+
+static void saw_exchange(void *ud, mission_llm_kind kind, const llm_message *msgs, int n,
+                         const llm_result *res)
+{
+    seen *s = ud;
+    if (s->exchanges < 8) s->kinds[s->exchanges] = kind;
+    s->exchanges++;
+    /* the first reply was cut short on purpose: the plan broke mid-stream */
+    CHECK(n >= 1 && msgs[n - 1].content && (res->status == LLM_OK || res->status == LLM_E_ABORTED));
+}
+
+static void saw_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
+{
+    seen *s = ud;
+    CHECK(index == s->plans && plan && strlen(plan) == len);
+    s->plans++;
+    if (diagnostics) s->rejected++;
+}
+
+static void saw_statement(void *ud, int index, const char *text, size_t len, int depth)
+{
+    seen *s = ud;
+    CHECK(index == 1 && len == 6 && strncmp(text, "tc(45)", 6) == 0 && depth == 0);
+    s->statements++;
+}
+
 static void test_malformed_retried(void)
 {
     char *s = script_of(2, "frobnicate(2);tc(45)", "tc(45)");
+    seen sn = {0};
     setup su = {.script = s};
+    su.obs = (mission_observer){saw_exchange, saw_plan, saw_statement, &sn};
     result r = fly(&su);
+    CHECK(sn.exchanges == 2 && sn.kinds[0] == MISSION_LLM_PLAN && sn.kinds[1] == MISSION_LLM_RETRY);
+    CHECK(sn.plans == 2 && sn.rejected == 1 && sn.statements == 1);
+    su.obs = (mission_observer){0};
     CHECK(ok_of(&r));
     CHECK(num(&r, "tries") == 2 && num(&r, "llm_calls") == 2);
     CHECK(strstr(user_msg(&r, 1), "1:1:"));
@@ -331,7 +360,7 @@ static void test_llm_faults(void)
     /* stalled: the idle timeout ends it */
     su = (setup){.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30)\","
                            "\"fault\":\"stall\",\"stall_after\":3,\"stall_seconds\":10}]}",
-                 .idle_ms = 300};
+                 .idle_ms = 1000};
     r = fly(&su);
     calls_of(&r, calls, sizeof calls);
     CHECK(!ok_of(&r) && strstr(error_of(&r), "timeout"));

@@ -8,14 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 static sandbox_status run(sandbox *sb, const char *code, char *err, size_t errlen)
 {

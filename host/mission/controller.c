@@ -245,6 +245,14 @@ static int drain(mission *m)
             m->stop = STOP_SYNTAX;
             break;
         }
+        if (cancelled(m)) {
+            /* Also stops a skill that the caller's own cancel did not reach. */
+            sandbox_cancel(runner_session_sandbox(m->s));
+            snprintf(m->err, sizeof m->err, "cancelled");
+            m->st = SANDBOX_CANCELLED;
+            m->stop = STOP_EXEC;
+            break;
+        }
         bool ran;
         if ((k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) && m->o->obs.statement)
             m->o->obs.statement(m->o->obs.ud, m->index, m->plan.s + ev.off, ev.len, ev.depth);
@@ -515,11 +523,11 @@ cJSON *mission_run(const mission_opts *o)
             }
             kind = MISSION_LLM_RETRY;
         } else {
-            progress(m, "replanning: %s\n", why);
             if (m->replans >= max_replans) {
                 snprintf(error, sizeof error, "%s (no replans left after %d)", why, m->replans);
                 break;
             }
+            progress(m, "replanning: %s\n", why);
             m->replans++;
             kind = MISSION_LLM_REPLAN;
         }

@@ -150,8 +150,18 @@ void skills_violation(skill_ctx *ctx, const char *skill_name, const char *reason
 
 /* ---- dispatch --------------------------------------------------------------- */
 
+static int load_run_function(skill_ctx *ctx, skill_binding *b, char *err, size_t errlen);
+
+/* High-level skills are compiled on first use: most missions call few. */
 static int call_high_level(lua_State *L, skill_binding *b, int nargs)
 {
+    if (b->run_ref == LUA_NOREF) {
+        char err[512];
+        if (load_run_function(b->ctx, b, err, sizeof err)) {
+            sandbox_check(L);
+            return luaL_error(L, "%s", err);
+        }
+    }
     lua_rawgeti(L, LUA_REGISTRYINDEX, b->run_ref);
     lua_insert(L, 1);
     b->ctx->depth++;
@@ -289,12 +299,7 @@ int skills_bind(skill_ctx *ctx, char *err, size_t errlen)
         sandbox_set_global(ctx->sb, b->skill->name, skills_dispatch, b);
         if (b->skill->alias[0]) sandbox_set_global(ctx->sb, b->skill->alias, skills_dispatch, b);
     }
-    if (load_runtime(ctx, err, errlen)) return -1;
-    for (size_t i = 0; i < n; i++) {
-        skill_binding *b = &bt->items[i];
-        if (b->skill->level == SKILL_HIGH && load_run_function(ctx, b, err, errlen)) return -1;
-    }
-    return 0;
+    return load_runtime(ctx, err, errlen);
 }
 
 void skills_release(skill_ctx *ctx)

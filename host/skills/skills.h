@@ -81,8 +81,9 @@ typedef struct skill_ctx {
     void *bindings; /* private to skills.c */
 } skill_ctx;
 
-/* Binds every skill of ctx->reg into ctx->sb and loads the high-level skill
- * functions. Returns 0, or -1 with a message. */
+/* Binds every skill of ctx->reg into ctx->sb and runs the lua/ runtime
+ * files. A high-level skill's file is loaded on its first call. Returns 0, or
+ * -1 with a message. */
 int skills_bind(skill_ctx *ctx, char *err, size_t errlen);
 
 /* Frees what skills_bind allocated in CTX (not the sandbox or registry). */

@@ -1,0 +1,793 @@
+/*
+ * The Tello driver: SDK 2.0 text commands over UDP (see tello.h).
+ *
+ * One command in flight. Every exchange holds cmd_lock from send to reply,
+ * so the keep-alive thread and the caller never interleave. Before each send
+ * the socket is drained: whatever is waiting there answers a command we have
+ * given up on (a late reply) and is dropped. While waiting, replies of the
+ * wrong shape are dropped too: a control command expects "ok" or an error
+ * text, a query expects a number ("87", "8dm"), so a late "ok" can never be
+ * read as a battery level and a late "87" never as "ok".
+ *
+ * Lost replies. The Tello answers a motion with "ok" only once the motion is
+ * over, and UDP may lose the command or the reply. Re-sending "forward 50"
+ * after a lost "ok" would fly 100 cm. So, on a timeout, a motion is never
+ * re-sent blindly; the state stream (10 Hz, its own port) decides:
+ *   - the drone moved since the send (a non-zero speed, a height change for
+ *     up/down/takeoff/land, a yaw change for turns): the command arrived. We
+ *     wait until the drone is still again and count the command as done;
+ *   - the drone stayed still, with fresh state showing it: the command never
+ *     arrived, so it is sent again (at most cfg.retries times);
+ *   - no state arrives: we cannot know, so the command is NOT re-sent and
+ *     the skill fails with a message saying the drone may have moved
+ *     (except `land`, which is safe to repeat).
+ * Horizontal moves are seen only through the speeds, so the check relies on
+ * at least one state packet sent during the move getting through (a Tello
+ * flies at most 100 cm/s, so a move of D cm spans about D/10 packets, plus
+ * its acceleration). If all of them and the reply are lost, the move is
+ * flown again: the one case the driver cannot tell apart. Where the signs
+ * are unclear (a hovering drone's speeds and yaw jitter a little) the check
+ * leans toward "it moved": a motion reported done that was not flown is a
+ * smaller error than one flown twice.
+ * A late "ok" that arrives while we are checking is taken as the answer.
+ * Commands without effect on the pose (command, streamon, stop, queries) are
+ * simply re-sent.
+ *
+ * Pose. The Tello senses no position. x/y are dead-reckoned from the moves
+ * the drone completed, along the heading at the start of each move. z and
+ * yaw follow the commands too, and are corrected from the state stream
+ * whenever the drone is between motions: z is then its own height above the
+ * take-off point (h), yaw its IMU yaw relative to the first one it reported,
+ * added to cfg.start.yaw. Without a state stream they stay dead-reckoned.
+ *
+ * Keep-alive. The Tello lands by itself when it hears nothing for 15 s. A
+ * thread sends `battery?` (a query: its answer cannot be mistaken for a
+ * motion's "ok", and it refreshes the battery level) when no command got an
+ * answer for cfg.keepalive_ms while flying.
+ *
+ * Cancel. Long calls poll d->abort; when it fires during a command the
+ * driver sends `stop` (which the Tello accepts at any time, the one
+ * exception to one-in-flight) and returns "cancelled" with the drone
+ * hovering. land never polls abort: landing after a cancel must work.
+ */
+#include "drone/tello.h"
+#include "drone/tello_link.h"
+#include "drone/tello_state.h"
+#include "drone/tello_steps.h"
+
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SETTLE_PACKETS 4     /* still state packets in a row that mean "still" */
+#define STATE_FRESH_MS 1000  /* state older than this is stale */
+#define TAKEOFF_HEIGHT_CM 80 /* where the Tello hovers after takeoff (dead reckoning) */
+#define POLL_SLICE_MS 50
+#define SETTLED_MS 150 /* state this long after a motion's end shows its result */
+
+typedef enum motion_kind {
+    MOTION_NONE,
+    MOTION_HORIZ,
+    MOTION_VERT,
+    MOTION_TURN,
+    MOTION_TAKEOFF,
+    MOTION_LAND
+} motion_kind;
+
+/* What a control command does to the pose, for the lost-reply check. */
+typedef struct motion {
+    motion_kind kind;
+    double amount; /* cm or degrees */
+} motion;
+
+/* Telemetry at one moment, compared before/after a command. */
+typedef struct telemetry {
+    bool have;
+    double at_ms; /* when the last packet came */
+    double h, yaw;
+    double odo_h, odo_v; /* cm flown, integrated from the speeds */
+    double odo_yaw;      /* degrees turned, either way */
+    long packets, moving;
+    long still_run; /* packets in a row without motion */
+} telemetry;
+
+typedef enum ctrl_result { CTRL_OK, CTRL_FAILED, CTRL_CANCELLED } ctrl_result;
+
+typedef struct tello {
+    drone base;
+    tello_config cfg;
+    tello_link link; /* commands and their answers */
+    int state_fd;    /* the state string */
+
+    pthread_mutex_t cmd_lock; /* one command in flight */
+    pthread_mutex_t lock;     /* guards everything below */
+    pthread_cond_t wake;
+    pthread_t state_thread, keepalive_thread;
+    bool stopping;
+
+    tello_sdk_state sdk;
+    telemetry tm;
+    double yaw_ref;
+
+    bool connected, flying;
+    int battery;          /* -1 until known */
+    double x, y, z;       /* pose: x/y dead-reckoned, z from h */
+    double yaw;           /* compass heading */
+    bool in_motion;       /* a motion command is under way */
+    double motion_end_ms; /* when the last motion command ended */
+    double settled_ms;    /* state after this shows the last motion's result */
+    double heard_ms;      /* send time of the last command that was answered */
+    double keepalive_retry_ms;
+} tello;
+
+static double wrap360(double deg)
+{
+    double r = fmod(deg, 360.0);
+    return r < 0 ? r + 360.0 : r;
+}
+
+/* |a - b| on the circle. */
+static double angle_diff(double a, double b)
+{
+    double d = fabs(wrap360(a - b));
+    return d > 180 ? 360 - d : d;
+}
+
+static bool aborted(tello *t)
+{
+    return t->base.abort && t->base.abort(t->base.abort_ud);
+}
+
+/* ---- state listener ------------------------------------------------------ */
+
+/* Folds one state packet into the telemetry (lock held). */
+static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
+{
+    telemetry *tm = &t->tm;
+    double dt = tm->have ? fmin((now - tm->at_ms) / 1e3, 0.5) : 0;
+    /* vgx/vgy/vgz come in dm/s. */
+    double vh = hypot(s->vgx, s->vgy) * 10, vv = fabs(s->vgz) * 10;
+    bool moving = vh > 0 || vv > 0;
+    bool changed =
+        moving || (tm->have && (fabs(s->h - tm->h) >= 5 || angle_diff(s->yaw, tm->yaw) >= 2));
+    tm->odo_h += vh * dt;
+    tm->odo_v += vv * dt;
+    /* Summed per packet so that a full 360 counts; changes under 2 degrees
+     * are the IMU's jitter while hovering. */
+    double dyaw = tm->have ? angle_diff(s->yaw, tm->yaw) : 0;
+    if (dyaw >= 2) tm->odo_yaw += dyaw;
+    if (moving) tm->moving++;
+    tm->still_run = changed ? 0 : tm->still_run + 1;
+    if (!tm->have) t->yaw_ref = s->yaw;
+    /* Between motions the drone's own height and yaw correct the pose: the
+     * Tello over- or under-turns a little and holds no exact height. During
+     * a motion (and just after, while packets sent before its end arrive)
+     * the pose stays the commanded one, so that the heading of the next move
+     * is not a snapshot taken mid-turn. */
+    if (!t->in_motion && now >= t->settled_ms) {
+        t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
+        if (t->flying) t->z = s->h;
+    }
+    tm->have = true;
+    tm->at_ms = now;
+    tm->h = s->h;
+    tm->yaw = s->yaw;
+    tm->packets++;
+    t->sdk = *s;
+    t->battery = (int)s->bat;
+}
+
+static void *state_main(void *arg)
+{
+    tello *t = arg;
+    char buf[1500];
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        bool stop = t->stopping;
+        pthread_mutex_unlock(&t->lock);
+        if (stop) return NULL;
+        struct pollfd pfd = {.fd = t->state_fd, .events = POLLIN};
+        if (poll(&pfd, 1, 100) <= 0) continue;
+        struct sockaddr_storage src;
+        socklen_t srclen = sizeof src;
+        ssize_t n = recvfrom(t->state_fd, buf, sizeof buf, 0, (struct sockaddr *)&src, &srclen);
+        if (n <= 0 || !tello_link_from_drone(&t->link, &src, false)) continue;
+        tello_sdk_state s;
+        if (tello_state_parse(buf, (size_t)n, &s) < 0) continue;
+        pthread_mutex_lock(&t->lock);
+        telemetry_update(t, &s, tello_now_ms());
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+static telemetry telemetry_now(tello *t)
+{
+    pthread_mutex_lock(&t->lock);
+    telemetry tm = t->tm;
+    pthread_mutex_unlock(&t->lock);
+    return tm;
+}
+
+/* ---- one exchange -------------------------------------------------------- */
+
+static void mark_heard(tello *t, double sent)
+{
+    pthread_mutex_lock(&t->lock);
+    if (sent > t->heard_ms) t->heard_ms = sent;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* ---- the lost-reply check ------------------------------------------------ */
+
+enum { CHECK_DONE, CHECK_NOT_DONE, CHECK_UNKNOWN, CHECK_REPLY, CHECK_CANCEL };
+
+/* Did the drone start the motion M since BEFORE? */
+static bool moved_since(const motion *m, const telemetry *before, const telemetry *now)
+{
+    if (!now->have || !before->have) return now->have && now->moving > 0;
+    switch (m->kind) {
+    case MOTION_HORIZ: return now->moving > before->moving || now->odo_h - before->odo_h >= 5;
+    case MOTION_VERT: return now->moving > before->moving || fabs(now->h - before->h) >= 10;
+    case MOTION_TURN: {
+        double thr = m->amount >= 10 ? 5 : fmax(1, floor(m->amount / 2));
+        return angle_diff(now->yaw, before->yaw) >= thr || now->odo_yaw - before->odo_yaw >= thr;
+    }
+    case MOTION_TAKEOFF: return now->h - before->h >= 20;
+    case MOTION_LAND: return now->h <= 10;
+    default: return false;
+    }
+}
+
+/*
+ * After a timeout on motion M sent when the telemetry was BEFORE: watches
+ * the state stream (and the socket, for a late answer) until it can tell
+ * whether the drone did it.
+ */
+static int check_executed(tello *t, const motion *m, const telemetry *before, char *reply,
+                          size_t replylen)
+{
+    double start = tello_now_ms();
+    double quiet_limit = start + fmax(t->cfg.timeout_ms, 1500); /* no evidence either way */
+    double hard_limit = start + 4.0 * fmax(t->cfg.timeout_ms, 1500);
+    long packets0 = telemetry_now(t).packets;
+    for (;;) {
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
+                                 &t->base, reply, replylen);
+        if (r == TELLO_LINK_REPLY) return CHECK_REPLY;
+        if (r == TELLO_LINK_CANCEL) return CHECK_CANCEL;
+        telemetry tm = telemetry_now(t);
+        double now = tello_now_ms();
+        bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
+        bool still = fresh && tm.still_run >= SETTLE_PACKETS;
+        bool moved = moved_since(m, before, &tm);
+        if (moved && still) return CHECK_DONE;
+        if (!moved && still && tm.packets - packets0 >= SETTLE_PACKETS) return CHECK_NOT_DONE;
+        if (now >= hard_limit || (now >= quiet_limit && !(moved && fresh)))
+            return moved ? CHECK_DONE : CHECK_UNKNOWN;
+    }
+}
+
+/* Sends `stop` after a cancel, so that the drone hovers where it is. */
+static void send_stop(tello *t)
+{
+    char reply[512], err[256];
+    for (int i = 0; i <= t->cfg.retries; i++) {
+        tello_link_drain(&t->link);
+        if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return;
+        if (tello_link_await(&t->link, TELLO_REPLY_CONTROL,
+                             tello_now_ms() + fmin(t->cfg.timeout_ms, 1000), NULL, reply,
+                             sizeof reply) == TELLO_LINK_REPLY)
+            return;
+    }
+}
+
+/* ---- control commands and queries --------------------------------------- */
+
+static void set_in_motion(tello *t, bool on)
+{
+    pthread_mutex_lock(&t->lock);
+    t->in_motion = on;
+    if (!on) {
+        t->motion_end_ms = tello_now_ms();
+        t->settled_ms = t->motion_end_ms + SETTLED_MS;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * Before a motion that follows another: waits (at most 250 ms) for a state
+ * packet that left the drone after the previous motion ended. Without it,
+ * the last packet may date from the middle of the previous motion, and the
+ * lost-reply check would see that motion's tail as this one's start.
+ */
+static void await_settled_state(tello *t)
+{
+    pthread_mutex_lock(&t->lock);
+    double after = t->motion_end_ms + 30; /* a packet in flight at the end is older */
+    pthread_mutex_unlock(&t->lock);
+    double limit = tello_now_ms() + 250;
+    while (tello_now_ms() < limit) {
+        telemetry tm = telemetry_now(t);
+        if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*
+ * Sends control command CMD and waits for "ok", with the retry policy of the
+ * top of this file (M = NULL: the command has no effect on the pose and is
+ * simply re-sent). Error replies fail at once with the drone's text.
+ */
+static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const motion *m,
+                           bool abortable, char *err, size_t errlen)
+{
+    char reply[512];
+    ctrl_result res = CTRL_FAILED;
+    bool moves = m && m->kind != MOTION_NONE;
+    const char *why = !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move";
+    pthread_mutex_lock(&t->cmd_lock);
+    if (moves) {
+        await_settled_state(t);
+        set_in_motion(t, true);
+    }
+    int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
+    int i;
+    for (i = 0; i < tries; i++) {
+        telemetry before = telemetry_now(t);
+        tello_link_drain(&t->link);
+        if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
+        double sent = tello_now_ms();
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, sent + timeout_ms,
+                                 abortable ? &t->base : NULL, reply, sizeof reply);
+        if (r == TELLO_LINK_TIMEOUT && moves) {
+            int c = check_executed(t, m, &before, reply, sizeof reply);
+            if (c == CHECK_DONE) {
+                res = CTRL_OK;
+                goto out;
+            }
+            if (c == CHECK_UNKNOWN && m->kind == MOTION_LAND) {
+                why = " and no state from it";
+                continue; /* safe to repeat */
+            }
+            if (c == CHECK_UNKNOWN) {
+                snprintf(err, errlen,
+                         "no reply from the Tello to '%s' within %d ms and no state from it: not "
+                         "sent again, as the drone may have moved",
+                         cmd, timeout_ms);
+                goto out;
+            }
+            r = c == CHECK_REPLY    ? TELLO_LINK_REPLY
+                : c == CHECK_CANCEL ? TELLO_LINK_CANCEL
+                                    : TELLO_LINK_TIMEOUT;
+        }
+        if (r == TELLO_LINK_CANCEL) {
+            send_stop(t);
+            snprintf(err, errlen, "cancelled");
+            res = CTRL_CANCELLED;
+            goto out;
+        }
+        if (r == TELLO_LINK_REPLY) {
+            mark_heard(t, sent);
+            if (strcasecmp(reply, "ok") == 0) {
+                res = CTRL_OK;
+            } else {
+                snprintf(err, errlen, "the Tello refused '%s': %s", cmd, reply);
+            }
+            goto out;
+        }
+    }
+    snprintf(err, errlen, "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each)%s",
+             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, why);
+out:
+    if (moves) set_in_motion(t, false);
+    pthread_mutex_unlock(&t->cmd_lock);
+    return res;
+}
+
+/* Sends query CMD and stores the numeric answer in *OUT. */
+static int query_number(tello *t, const char *cmd, double *out, char *err, size_t errlen)
+{
+    char reply[512];
+    int rc = -1;
+    pthread_mutex_lock(&t->cmd_lock);
+    int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
+    for (int i = 0; i < tries; i++) {
+        tello_link_drain(&t->link);
+        if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
+        double sent = tello_now_ms();
+        int r = tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + t->cfg.timeout_ms, &t->base,
+                                 reply, sizeof reply);
+        if (r == TELLO_LINK_CANCEL) {
+            snprintf(err, errlen, "cancelled");
+            goto out;
+        }
+        if (r != TELLO_LINK_REPLY) continue;
+        mark_heard(t, sent);
+        char *end;
+        double v = strtod(reply, &end);
+        if (end == reply) {
+            snprintf(err, errlen, "the Tello answered '%s' to '%s'", reply, cmd);
+            goto out;
+        }
+        *out = v;
+        rc = 0;
+        goto out;
+    }
+    snprintf(err, errlen, "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each)",
+             t->cfg.host, t->cfg.port, cmd, tries, t->cfg.timeout_ms);
+out:
+    pthread_mutex_unlock(&t->cmd_lock);
+    return rc;
+}
+
+/* ---- keep-alive ------------------------------------------------------------ */
+
+static void keepalive_once(tello *t)
+{
+    char reply[512], err[256];
+    if (pthread_mutex_trylock(&t->cmd_lock) != 0) return; /* a command is on its way */
+    tello_link_drain(&t->link);
+    double sent = tello_now_ms();
+    bool ok = tello_link_send(&t->link, "battery?", err, sizeof err) == 0 &&
+              tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 1000),
+                               NULL, reply, sizeof reply) == TELLO_LINK_REPLY;
+    pthread_mutex_unlock(&t->cmd_lock);
+    pthread_mutex_lock(&t->lock);
+    if (ok) {
+        if (sent > t->heard_ms) t->heard_ms = sent;
+        if (tello_reply_is_query(reply)) t->battery = atoi(reply);
+    } else {
+        t->keepalive_retry_ms = tello_now_ms() + 300; /* lost: try again soon, not in 10 s */
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void *keepalive_main(void *arg)
+{
+    tello *t = arg;
+    pthread_mutex_lock(&t->lock);
+    while (!t->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&t->wake, &t->lock, &ts);
+        double now = tello_now_ms();
+        bool due = t->flying && t->cfg.keepalive_ms > 0 && !t->stopping &&
+                   now - t->heard_ms >= t->cfg.keepalive_ms && now >= t->keepalive_retry_ms;
+        if (!due) continue;
+        pthread_mutex_unlock(&t->lock);
+        keepalive_once(t);
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+/* ---- pose ------------------------------------------------------------------ */
+
+/* Moves the dead-reckoned x/y by CM in direction DIR at heading YAW. */
+static void dead_reckon(tello *t, drone_dir dir, double cm, double yaw)
+{
+    double r = yaw * M_PI / 180;
+    double fx = sin(r), fy = cos(r), rx = cos(r), ry = -sin(r);
+    pthread_mutex_lock(&t->lock);
+    switch (dir) {
+    case DRONE_FORWARD: t->x += cm * fx, t->y += cm * fy; break;
+    case DRONE_BACK: t->x -= cm * fx, t->y -= cm * fy; break;
+    case DRONE_RIGHT: t->x += cm * rx, t->y += cm * ry; break;
+    case DRONE_LEFT: t->x -= cm * rx, t->y -= cm * ry; break;
+    case DRONE_UP: t->z += cm; break;
+    case DRONE_DOWN: t->z = fmax(0, t->z - cm); break;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* ---- the drone operations -------------------------------------------------- */
+
+static tello *impl(drone *d)
+{
+    return d->impl;
+}
+
+static int tello_connect(drone *d, char *err, size_t errlen)
+{
+    tello *t = impl(d);
+    if (control(t, "command", t->cfg.timeout_ms, NULL, true, err, errlen) != CTRL_OK) return -1;
+    double bat;
+    if (query_number(t, "battery?", &bat, err, errlen) < 0) return -1;
+    pthread_mutex_lock(&t->lock);
+    t->battery = (int)bat;
+    t->connected = true;
+    pthread_mutex_unlock(&t->lock);
+    if (t->cfg.video &&
+        control(t, "streamon", t->cfg.timeout_ms, NULL, true, err, errlen) != CTRL_OK) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (--no-video flies without the camera)");
+        return -1;
+    }
+    return 0;
+}
+
+static int tello_takeoff(drone *d, char *err, size_t errlen)
+{
+    tello *t = impl(d);
+    if (!t->connected) {
+        snprintf(err, errlen, "the Tello is not connected");
+        return -1;
+    }
+    double bat;
+    if (query_number(t, "battery?", &bat, err, errlen) < 0) return -1;
+    pthread_mutex_lock(&t->lock);
+    t->battery = (int)bat;
+    pthread_mutex_unlock(&t->lock);
+    if (bat < t->cfg.battery_min) {
+        snprintf(err, errlen, "battery at %d%%, under the %d%% needed to take off: not taking off",
+                 (int)bat, t->cfg.battery_min);
+        return -1;
+    }
+    motion m = {MOTION_TAKEOFF, TAKEOFF_HEIGHT_CM};
+    ctrl_result r = control(t, "takeoff", t->cfg.takeoff_timeout_ms, &m, true, err, errlen);
+    if (r == CTRL_FAILED) return -1;
+    pthread_mutex_lock(&t->lock);
+    t->flying = true; /* also when cancelled: the drone may be up, land it */
+    t->z = TAKEOFF_HEIGHT_CM;
+    t->heard_ms = tello_now_ms();
+    pthread_mutex_unlock(&t->lock);
+    return r == CTRL_OK ? 0 : -1;
+}
+
+static int tello_land(drone *d, char *err, size_t errlen)
+{
+    tello *t = impl(d);
+    pthread_mutex_lock(&t->lock);
+    bool up = t->flying || (t->tm.have && t->tm.h > 10);
+    pthread_mutex_unlock(&t->lock);
+    if (!up) return 0;
+    motion m = {MOTION_LAND, 0};
+    if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) {
+        /* Refused because it is down already (it lands by itself on a low
+         * battery or a lost link): that is what we asked for. */
+        telemetry tm = telemetry_now(t);
+        if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
+            !strstr(err, "refused"))
+            return -1;
+    }
+    pthread_mutex_lock(&t->lock);
+    t->flying = false;
+    t->z = 0;
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
+static const char *dir_word(drone_dir dir, bool reverse)
+{
+    static const char *words[] = {"forward", "back", "left", "right", "up", "down"};
+    static const drone_dir opposite[] = {DRONE_BACK, DRONE_FORWARD, DRONE_RIGHT,
+                                         DRONE_LEFT, DRONE_DOWN,    DRONE_UP};
+    return words[reverse ? opposite[dir] : dir];
+}
+
+static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
+{
+    tello *t = impl(d);
+    if ((unsigned)dir > DRONE_DOWN || cm < 0) {
+        snprintf(err, errlen, "bad move: direction %d, %d cm", (int)dir, cm);
+        return -1;
+    }
+    tello_step steps[TELLO_MAX_STEPS];
+    int n = tello_split_move(cm, dir == DRONE_UP, steps, TELLO_MAX_STEPS);
+    if (n < 0) {
+        snprintf(err, errlen, "a move of %d cm is too long for one skill call", cm);
+        return -1;
+    }
+    bool vertical = dir == DRONE_UP || dir == DRONE_DOWN;
+    for (int i = 0; i < n; i++) {
+        if (aborted(t)) {
+            snprintf(err, errlen, "cancelled");
+            return -1;
+        }
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "%s %d", dir_word(dir, steps[i].reverse), steps[i].amount);
+        pthread_mutex_lock(&t->lock);
+        double yaw = t->yaw;
+        pthread_mutex_unlock(&t->lock);
+        telemetry before = telemetry_now(t);
+        motion m = {vertical ? MOTION_VERT : MOTION_HORIZ, steps[i].amount};
+        ctrl_result r = control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen);
+        double sign = steps[i].reverse ? -1 : 1;
+        if (r == CTRL_OK) {
+            dead_reckon(t, dir, sign * steps[i].amount, yaw);
+            continue;
+        }
+        if (r == CTRL_CANCELLED && !vertical) {
+            /* Part of the step was flown: estimate it from the speeds. */
+            double flown = fmin(telemetry_now(t).odo_h - before.odo_h, steps[i].amount);
+            dead_reckon(t, dir, sign * flown, yaw);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static int tello_turn(drone *d, int degrees, char *err, size_t errlen)
+{
+    tello *t = impl(d);
+    int steps[TELLO_MAX_STEPS];
+    int n = tello_split_turn(abs(degrees), steps, TELLO_MAX_STEPS);
+    if (n < 0) {
+        snprintf(err, errlen, "a turn of %d degrees is too long for one skill call", degrees);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (aborted(t)) {
+            snprintf(err, errlen, "cancelled");
+            return -1;
+        }
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "%s %d", degrees > 0 ? "cw" : "ccw", steps[i]);
+        motion m = {MOTION_TURN, steps[i]};
+        if (control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen) != CTRL_OK) return -1;
+        pthread_mutex_lock(&t->lock);
+        t->yaw = wrap360(t->yaw + (degrees > 0 ? steps[i] : -steps[i]));
+        pthread_mutex_unlock(&t->lock);
+    }
+    return 0;
+}
+
+static int tello_hover(drone *d)
+{
+    tello *t = impl(d);
+    char err[256];
+    return control(t, "stop", t->cfg.timeout_ms, NULL, false, err, sizeof err) == CTRL_OK ? 0 : -1;
+}
+
+/* Motors off at once, wherever the drone is. Sent twice without waiting: a
+ * lost emergency must not wait for a timeout. */
+static int tello_emergency(drone *d)
+{
+    tello *t = impl(d);
+    char err[256];
+    int ok = tello_link_send(&t->link, "emergency", err, sizeof err) == 0;
+    ok |= tello_link_send(&t->link, "emergency", err, sizeof err) == 0;
+    pthread_mutex_lock(&t->lock);
+    t->flying = false;
+    t->z = 0; /* it falls */
+    pthread_mutex_unlock(&t->lock);
+    return ok ? 0 : -1;
+}
+
+static int tello_get_state(drone *d, drone_state *out)
+{
+    tello *t = impl(d);
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&t->lock);
+    out->pose.x = t->cfg.start.x + t->x;
+    out->pose.y = t->cfg.start.y + t->y;
+    out->pose.z = t->z;
+    out->pose.yaw = t->yaw;
+    out->battery = t->battery;
+    out->flying = t->flying;
+    if (t->tm.have) {
+        out->tof_cm = t->sdk.tof;
+        out->baro_cm = t->sdk.baro * 100; /* sent in metres */
+        out->pitch = t->sdk.pitch;
+        out->roll = t->sdk.roll;
+        out->vx = t->sdk.vgx * 10;
+        out->vy = t->sdk.vgy * 10;
+        out->vz = t->sdk.vgz * 10;
+        out->flight_time_s = t->sdk.time;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
+static int tello_wait(drone *d, int ms, char *err, size_t errlen)
+{
+    tello *t = impl(d);
+    double end = tello_now_ms() + ms;
+    for (;;) {
+        if (aborted(t)) {
+            snprintf(err, errlen, "cancelled");
+            return -1;
+        }
+        double left = end - tello_now_ms();
+        if (left <= 0) return 0;
+        struct timespec ts = {0, (long)(fmin(left, 20) * 1e6)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void tello_destroy(drone *d)
+{
+    if (!d) return;
+    tello *t = impl(d);
+    pthread_mutex_lock(&t->lock);
+    t->stopping = true;
+    pthread_cond_broadcast(&t->wake);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->keepalive_thread, NULL);
+    pthread_join(t->state_thread, NULL);
+    if (t->connected && t->cfg.video) {
+        /* One try: the video stops anyway when the drone is switched off. */
+        char err[256];
+        t->cfg.retries = 0;
+        control(t, "streamoff", (int)fmin(t->cfg.timeout_ms, 1000), NULL, false, err, sizeof err);
+    }
+    tello_link_close(&t->link);
+    close(t->state_fd);
+    pthread_mutex_destroy(&t->cmd_lock);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->wake);
+    free(t);
+}
+
+static const drone_ops tello_ops = {
+    .name = "tello",
+    .connect = tello_connect,
+    .takeoff = tello_takeoff,
+    .land = tello_land,
+    .move = tello_move,
+    .turn = tello_turn,
+    .hover = tello_hover,
+    .emergency = tello_emergency,
+    .get_state = tello_get_state,
+    .wait = tello_wait,
+    .destroy = tello_destroy,
+};
+
+/* ---- creation ---------------------------------------------------------------- */
+
+drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
+{
+    tello *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    t->cfg = *cfg;
+    t->base.ops = &tello_ops;
+    t->base.impl = t;
+    t->battery = -1;
+    t->yaw = wrap360(cfg->start.yaw);
+    t->state_fd = -1;
+    if (tello_link_open(&t->link, cfg->host, cfg->port, err, errlen) < 0) {
+        free(t);
+        return NULL;
+    }
+    t->state_fd = tello_link_bind(&t->link, cfg->state_port, "state", err, errlen);
+    if (t->state_fd < 0) goto fail;
+    pthread_mutex_init(&t->cmd_lock, NULL);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->wake, NULL);
+    if (pthread_create(&t->state_thread, NULL, state_main, t) != 0) goto fail_threads;
+    if (pthread_create(&t->keepalive_thread, NULL, keepalive_main, t) != 0) {
+        pthread_mutex_lock(&t->lock);
+        t->stopping = true;
+        pthread_mutex_unlock(&t->lock);
+        pthread_join(t->state_thread, NULL);
+        goto fail_threads;
+    }
+    return &t->base;
+fail_threads:
+    snprintf(err, errlen, "cannot start the Tello driver's threads");
+    pthread_mutex_destroy(&t->cmd_lock);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->wake);
+fail:
+    tello_link_close(&t->link);
+    if (t->state_fd >= 0) close(t->state_fd);
+    free(t);
+    return NULL;
+}

@@ -1,0 +1,85 @@
+/*
+ * The Tello state string parser: SDK 2.0 strings, the SDK 3.0 variant with
+ * mission-pad fields, unknown keys, and text that is not a state string.
+ */
+#include "drone/tello_state.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+static int parse(const char *text, tello_sdk_state *s)
+{
+    return tello_state_parse(text, strlen(text), s);
+}
+
+static void sdk2_string_is_parsed(void)
+{
+    tello_sdk_state s;
+    const char *text = "pitch:1;roll:-2;yaw:-45;vgx:3;vgy:-4;vgz:5;templ:60;temph:62;tof:93;"
+                       "h:80;bat:87;baro:182.54;time:12;agx:-1.00;agy:2.50;agz:-998.00;\r\n";
+    CHECK(parse(text, &s) == 0, "rejected");
+    CHECK(s.pitch == 1 && s.roll == -2 && s.yaw == -45, "attitude %g %g %g", s.pitch, s.roll,
+          s.yaw);
+    CHECK(s.vgx == 3 && s.vgy == -4 && s.vgz == 5, "speeds");
+    CHECK(s.templ == 60 && s.temph == 62, "temperatures");
+    CHECK(s.tof == 93 && s.h == 80 && s.bat == 87 && s.time == 12, "tof/h/bat/time");
+    CHECK(fabs(s.baro - 182.54) < 1e-9, "baro %g", s.baro);
+    CHECK(s.agx == -1 && s.agy == 2.5 && s.agz == -998, "accelerations");
+    CHECK(!(s.fields & (TELLO_F_MID | TELLO_F_MPRY)), "pad fields in an SDK 2.0 string");
+    CHECK(s.mid == -1, "mid %g without a pad", s.mid);
+}
+
+static void sdk3_string_with_mission_pad_is_parsed(void)
+{
+    tello_sdk_state s;
+    const char *text = "mid:4;x:-52;y:31;z:120;mpry:1,-2,178;pitch:0;roll:0;yaw:90;vgx:0;vgy:0;"
+                       "vgz:0;templ:70;temph:72;tof:130;h:120;bat:55;baro:101.20;time:40;"
+                       "agx:0.00;agy:0.00;agz:-1000.00;\r\n";
+    CHECK(parse(text, &s) == 0, "rejected");
+    CHECK(s.mid == 4 && s.mx == -52 && s.my == 31 && s.mz == 120, "pad %g %g %g %g", s.mid, s.mx,
+          s.my, s.mz);
+    CHECK(s.mpry[0] == 1 && s.mpry[1] == -2 && s.mpry[2] == 178, "mpry %g,%g,%g", s.mpry[0],
+          s.mpry[1], s.mpry[2]);
+    CHECK((s.fields & TELLO_F_MPRY) && (s.fields & TELLO_F_MID), "fields %x", s.fields);
+    CHECK(s.yaw == 90 && s.h == 120 && s.bat == 55 && s.tof == 130, "core fields");
+}
+
+static void unknown_keys_and_spacing_are_tolerated(void)
+{
+    tello_sdk_state s;
+    CHECK(parse("bat:9; h:0 ;yaw:0;wifi:90;newkey:a,b,c;\n", &s) == 0, "rejected");
+    CHECK(s.bat == 9 && s.h == 0 && s.yaw == 0, "values");
+    CHECK(parse("yaw:3;h:1;bat:2", &s) == 0, "no final ';' rejected");
+}
+
+static void other_text_is_rejected(void)
+{
+    tello_sdk_state s;
+    CHECK(parse("ok", &s) < 0, "'ok' accepted");
+    CHECK(parse("", &s) < 0, "empty accepted");
+    CHECK(parse("pitch:0;roll:0;yaw:0;", &s) < 0, "no bat/h accepted");
+    CHECK(parse("yaw:0;h:zero;bat:5;", &s) < 0, "bad number accepted");
+    CHECK(parse("yaw:0;h:1;bat:5;mpry:1,2;", &s) < 0, "short mpry accepted");
+    CHECK(parse("yaw:0;h:1;bat:5;garbage;", &s) < 0, "segment without ':' accepted");
+    CHECK(parse("yaw:0;h:1e999;bat:5;", &s) < 0, "overflow accepted");
+    /* Length is honoured: the text need not be NUL-terminated. */
+    const char *text = "yaw:1;h:2;bat:3;";
+    CHECK(tello_state_parse(text, 10, &s) < 0, "read past LEN");
+}
+
+int main(void)
+{
+    sdk2_string_is_parsed();
+    sdk3_string_with_mission_pad_is_parsed();
+    unknown_keys_and_spacing_are_tolerated();
+    other_text_is_rejected();
+    if (failures) {
+        fprintf(stderr, "test_tello_state: %d check(s) failed\n", failures);
+        return 1;
+    }
+    puts("test_tello_state: all checks passed");
+    return 0;
+}
