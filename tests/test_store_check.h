@@ -1,24 +1,14 @@
 /*
- * The CHECK of the store tests: a failed check is reported with its place
- * and a message, and counted; the test goes on and exits 1 at the end.
+ * What the store tests share beyond CHECK (tests/check.h): their temporary
+ * directory is kept for a look when a check failed.
  */
 #ifndef ALOFT_TESTS_TEST_STORE_CHECK_H
 #define ALOFT_TESTS_TEST_STORE_CHECK_H
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 /* Removes the test's temporary directory if every check passed (else keeps
  * it for a look), reports, and returns the exit status. */
