@@ -394,6 +394,8 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     if (!a->quiet)
         fprintf(stderr, "mission %lld (recorded in %s)\n", (long long)*id,
                 store_path(mission_record_store(rec)));
+    /* extension: a real drone is opened here instead (mission_world_wrap),
+     * recorded with drone "tello:HOST" and no scene (not replayable). */
     sim_options so = {a->time_scale, a->seed, a->pictures};
     if (mission_world_sim_scene(&world, f->scene, &so, err, sizeof err)) {
         mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
@@ -428,8 +430,8 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
     bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*doc, "ok"));
     int rc = ok ? CLI_OK : CLI_FAIL;
-    /* The controller's last plan may have ended well after an earlier one
-     * failed for good: the report's "ok" decides. */
+    /* The report's "ok" decides between ok and not; the outcome tells a
+     * cancel from a failure (it stays zero when no plan ran at all). */
     store_status status = ok ? STORE_OK : mission_record_status(out.status);
     if (status == STORE_OK && !ok) status = STORE_FAILED;
     if (mission_record_close(rec, status, cJSON_IsString(e) ? e->valuestring : NULL,
