@@ -595,6 +595,44 @@ static void test_replay_reproduces_skill_calls(void)
     store_close(s);
 }
 
+/* Records one mission making the calls "skill args -> ret" of CALLS. */
+static int64_t record_calls(store *s, const char *const *calls)
+{
+    char err[256];
+    store_mission *m = store_mission_begin(s, NULL, err, sizeof err);
+    if (!m) return -1;
+    int64_t id = store_mission_id(m);
+    for (; *calls; calls += 3) {
+        int64_t c = store_call_begin(m, -1, calls[0], calls[1], 0, err, sizeof err);
+        store_call_end(m, c, &(store_call_result){.ret_json = calls[2]}, err, sizeof err);
+    }
+    store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
+    return id;
+}
+
+static void test_calls_match_except(void)
+{
+    char err[256], why[256] = "";
+    store *s = store_open(tmp_path("except.db"), 0, err, sizeof err);
+    CHECK(s != NULL, "open: %s", err);
+    if (!s) return;
+    static const char *const a[] = {
+        "turn_cw", "[90]", "true", "take_picture", "[]", "\"/tmp/aloft-11-1.png\"", NULL};
+    static const char *const b[] = {
+        "turn_cw", "[90]", "true", "take_picture", "[]", "\"/tmp/aloft-22-1.png\"", NULL};
+    static const char *const c[] = {"turn_cw", "[90]", "true", "take_picture", "[]", "false", NULL};
+    int64_t ia = record_calls(s, a), ib = record_calls(s, b), ic = record_calls(s, c);
+    static const char *const pictures[] = {"take_picture", NULL};
+    CHECK(store_calls_match(s, ia, ib, why, sizeof why) == 0 && strstr(why, "call 2"),
+          "paths differ: %s", why);
+    CHECK(store_calls_match_except(s, ia, ib, pictures, why, sizeof why) == 1,
+          "any path will do for take_picture: %s", why);
+    CHECK(store_calls_match_except(s, ia, ic, pictures, why, sizeof why) == 0 &&
+              strstr(why, "call 2"),
+          "but not another type: %s", why);
+    store_close(s);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/aloft-test-store-XXXXXX");
@@ -609,5 +647,6 @@ int main(void)
     test_dead_owner_marked_interrupted();
     test_bad_databases_refused();
     test_replay_reproduces_skill_calls();
+    test_calls_match_except();
     return check_finish("test_store", tmpdir);
 }

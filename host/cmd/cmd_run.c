@@ -515,7 +515,9 @@ static int run_replay(run_args *a)
         fly(a, &f, &doc, &id);
         if (doc) {
             char why[1024] = "";
-            int same = store_calls_match(s, a->replay, id, why, sizeof why);
+            /* A picture's path names the file this run wrote: it differs. */
+            static const char *const any_result[] = {"take_picture", NULL};
+            int same = store_calls_match_except(s, a->replay, id, any_result, why, sizeof why);
             cJSON *rep = cJSON_AddObjectToObject(doc, "replay");
             cJSON_AddNumberToObject(rep, "of", (double)a->replay);
             cJSON_AddBoolToObject(rep, "match", same == 1);

@@ -286,4 +286,11 @@ void store_replay_free(store_replay *r);
  * error. */
 int store_calls_match(store *s, int64_t a, int64_t b, char *why, size_t whylen);
 
+/* The same, except that the results of the skills named in ANY_RESULT (a
+ * NULL-terminated list, or NULL) only need to be of the same JSON type: for
+ * results that name where this run put something, like a picture's path,
+ * which differs from run to run. */
+int store_calls_match_except(store *s, int64_t a, int64_t b, const char *const *any_result,
+                             char *why, size_t whylen);
+
 #endif
