@@ -219,6 +219,25 @@ static int sweep_interrupted(store *s, char *err, size_t errlen)
 
 /* ---- open / close --------------------------------------------------------- */
 
+static double elapsed_since_ms(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Drops the connection, its statements and the lock file. */
+static void close_connection(store *s)
+{
+    for (int i = 0; i < STORE_ST_COUNT; i++) {
+        sqlite3_finalize(s->st[i]);
+        s->st[i] = NULL;
+    }
+    sqlite3_close(s->db);
+    s->db = NULL;
+    store_owner_close(s);
+}
+
 static const char *const statement_sql[STORE_ST_COUNT] = {
     [STORE_ST_LLM] = "INSERT INTO llm_exchanges(mission_id, seq, t_ms, kind, model, prompt,"
                      " response, latency_ms, ttft_ms, prompt_tokens, completion_tokens, error)"
@@ -313,28 +332,36 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
     }
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (!(flags & STORE_OPEN_EXISTING)) oflags |= SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(s->path, &s->db, oflags, NULL) != SQLITE_OK) {
-        if (s->db)
-            store_db_error(s, "cannot open", err, errlen);
-        else
-            store_set_error(err, errlen, "%s: cannot open: out of memory", s->path);
-        store_close(s);
-        return NULL;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int attempt = 0;; attempt++) {
+        if (sqlite3_open_v2(s->path, &s->db, oflags, NULL) != SQLITE_OK) {
+            if (s->db)
+                store_db_error(s, "cannot open", err, errlen);
+            else
+                store_set_error(err, errlen, "%s: cannot open: out of memory", s->path);
+            store_close(s);
+            return NULL;
+        }
+        if (configure(s, flags, err, errlen) == 0) return s;
+        /* Processes opening a new database at once race for the switch to
+         * WAL, and SQLite refuses a lock upgrade that could deadlock without
+         * waiting for the busy timeout: start again, for as long as the
+         * timeout would have waited. */
+        if ((sqlite3_extended_errcode(s->db) & 0xff) != SQLITE_BUSY ||
+            elapsed_since_ms(&t0) > STORE_BUSY_TIMEOUT_MS)
+            break;
+        close_connection(s);
+        usleep((useconds_t)(1000 + (getpid() + attempt * 7919) % 9000));
     }
-    if (configure(s, flags, err, errlen)) {
-        store_close(s);
-        return NULL;
-    }
-    return s;
+    store_close(s);
+    return NULL;
 }
 
 void store_close(store *s)
 {
     if (!s) return;
-    for (int i = 0; i < STORE_ST_COUNT; i++)
-        sqlite3_finalize(s->st[i]);
-    sqlite3_close(s->db);
-    store_owner_close(s);
+    close_connection(s);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

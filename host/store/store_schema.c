@@ -121,11 +121,24 @@ static int pragma_int(store *s, const char *sql, int64_t *out, char *err, size_t
  * program's database or a newer aloft's. */
 static int identify(store *s, int64_t *version, char *err, size_t errlen)
 {
-    int64_t app_id, n_tables;
-    if (pragma_int(s, "PRAGMA user_version", version, err, errlen) ||
-        pragma_int(s, "PRAGMA application_id", &app_id, err, errlen) ||
-        pragma_int(s, "SELECT count(*) FROM sqlite_master", &n_tables, err, errlen))
-        return -1;
+    /* One statement, so one snapshot: a process creating the schema at the
+     * same moment is seen either not at all or complete. */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT (SELECT user_version FROM pragma_user_version),"
+                           " (SELECT application_id FROM pragma_application_id),"
+                           " (SELECT count(*) FROM sqlite_master)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return store_db_error(s, "cannot read the schema", err, errlen);
+    int rc = sqlite3_step(st);
+    int64_t app_id = 0, n_tables = 0;
+    if (rc == SQLITE_ROW) {
+        *version = sqlite3_column_int64(st, 0);
+        app_id = sqlite3_column_int64(st, 1);
+        n_tables = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_db_error(s, "cannot read the schema", err, errlen);
     bool fresh = *version == 0 && app_id == 0 && n_tables == 0;
     if (!fresh && app_id != STORE_APPLICATION_ID)
         return store_set_error(err, errlen, "%s: not an aloft database (it holds other data)",
