@@ -1,14 +1,18 @@
 /* aloft run: fly one mission (SPEC §2).
  *
  * Runs a given plan (--plan) or a task planned by the LLM (--task, the
- * mission controller) in the simulator (--scene), recorded in the mission
- * store (--db), or flies a recorded mission again (--replay). The places
- * where the other ways of running a mission plug in are marked "extension:"
- * below: --drone tello and --detector. */
+ * mission controller) in the simulator (--scene) or on a Tello (--drone
+ * tello, the scene optional: it only gives limits), recorded in the mission
+ * store (--db), or flies a recorded simulator mission again (--replay).
+ * --detector and --source give the mission real eyes: the vision pipeline
+ * instead of the simulator's camera. */
 #include "cmd/cli.h"
+#include "drone/tello.h"
 #include "mission/controller.h"
 #include "mission/record.h"
 #include "mission/runner.h"
+#include "vision/options.h"
+#include "vision/pipeline.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -16,14 +20,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
-    "Usage: aloft run [--scene S] (--plan FILE|- | --task TEXT) [options]\n"
+    "Usage: aloft run [--drone sim|tello[:HOST]] [--scene S] (--plan FILE|- | --task TEXT)\n"
+    "                 [options]\n"
     "\n"
     "Fly one mission. With --plan, run a MiniSpec plan as written; progress\n"
     "(every skill call with the simulated time) goes to stderr.\n"
     "\n"
-    "  --scene FILE          the simulated world (SPEC scene file)\n"
+    "  --scene FILE          the simulated world (SPEC scene file); with a Tello,\n"
+    "                        optional: its limits (else the default limits)\n"
+    "  --drone sim|tello[:HOST]  fly the simulator (default) or a Tello (default\n"
+    "                        address 192.168.10.1): connect, battery check,\n"
+    "                        takeoff, the plan, then land\n"
+    "  --tello-port P        the Tello's command port (default 8889)\n"
+    "  --tello-state-port P  local port of its state string (default 8890)\n"
+    "  --tello-video-port P  local port of its video stream (default 11111)\n"
+    "  --tello-timeout-ms N  reply timeout of one command (default 7000)\n"
+    "  --no-video            no `streamon` (no camera for --detector)\n"
+    "  --no-land             stay in the air when the mission ends\n" VISION_RUN_HELP
     "  --plan FILE|-         the MiniSpec plan to fly\n"
     "  --task TEXT           what to do, in plain English: the LLM writes the\n"
     "                        plan and the drone starts while it is written\n"
@@ -53,8 +69,13 @@ static const char usage[] =
     "                        requests with the recorded replies; says whether\n"
     "                        the skill calls match (exit 1 if not)\n"
     "\n"
-    "Ctrl-C stops the mission at once (the drone hovers); the report is still\n"
-    "printed. Exit status: 0 success, 1 the plan or mission failed, 2 usage.\n";
+    "With --drone tello and --detector yolo|hog, the camera is the Tello's video\n"
+    "stream unless --source says otherwise; with no --detector a Tello mission\n"
+    "has no camera (vision skills fail).\n"
+    "\n"
+    "Ctrl-C stops the mission at once (the drone hovers, a Tello then lands\n"
+    "unless --no-land); the report is still printed. Exit status: 0 success, 1 the plan or mission "
+    "failed, 2 usage.\n";
 
 enum {
     OPT_PLAN = OPT_FIRST_FREE,
@@ -73,6 +94,7 @@ enum {
     OPT_LLM_IDLE,
     OPT_DB,
     OPT_REPLAY,
+    OPT_TELLO, /* every Tello option: see tello_config_option */
 };
 
 typedef struct run_args {
@@ -93,6 +115,12 @@ typedef struct run_args {
     const char *model;
     bool no_stream;
     unsigned long long max_tries, max_replans, llm_timeout_ms, llm_idle_ms;
+    /* --drone tello: the driver's settings */
+    tello_config tello;
+    bool on_tello;      /* --drone tello[:HOST] */
+    bool tello_options; /* a Tello option other than --drone was given */
+    /* the mission's eyes: --detector, --source, ... */
+    vision_options vision;
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -100,6 +128,45 @@ static const char *option_name(const struct option *opts, int code)
     for (; opts->name; opts++)
         if (opts->val == code) return opts->name;
     return "?";
+}
+
+/* The --drone, Tello and vision options together; -1 when they fit, else
+ * the exit status of the usage error. */
+static int check_drone_and_eyes(run_args *a)
+{
+    const char *cmd = a->c.cmd;
+    const vision_options *vo = &a->vision;
+    char err[512];
+    bool camera = vo->det.kind != VISION_DETECTOR_SIM; /* yolo or hog */
+    if (vision_options_check(vo, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
+    if (a->tello_options && !a->on_tello)
+        return cli_usage_error(cmd, "--tello-*, --no-video and --no-land need --drone tello");
+    if (a->on_tello) {
+        if (a->replay)
+            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone tello");
+        if (vo->detector_given && !camera)
+            return cli_usage_error(cmd, "--detector sim sees only the simulated world: with "
+                                        "--drone tello give --detector yolo or hog");
+        if (camera && !vo->source && !a->tello.video)
+            return cli_usage_error(cmd,
+                                   "--no-video leaves --detector %s without a camera: "
+                                   "give --source",
+                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+    } else {
+        if (!a->replay && !a->c.scene)
+            return cli_usage_error(cmd, "the simulator needs --scene FILE");
+        if (camera && !vo->source)
+            return cli_usage_error(cmd,
+                                   "--detector %s needs a camera in the simulator: give "
+                                   "--source FILE|webcam:N|udp://HOST:PORT",
+                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+    }
+    /* Missing files are found now, not after the drone took off. */
+    const char *files[] = {vo->det.model, vo->det.weights, vo->det.names};
+    for (int i = 0; i < 3; i++)
+        if (files[i] && access(files[i], R_OK) != 0)
+            return cli_fail(cmd, "%s: cannot read it", files[i]);
+    return -1;
 }
 
 static int parse_args(run_args *a, int argc, char **argv)
@@ -124,20 +191,39 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
         {"db", required_argument, 0, OPT_DB},
         {"replay", required_argument, 0, OPT_REPLAY},
-        /* extension: --detector, ... */
+        TELLO_LONG_OPTIONS(OPT_TELLO),
+        VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
     };
-    int opt;
+    int opt, idx = -1;
+    char err[512];
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
         if (opt == 'h') opt = OPT_HELP;
         int r = cli_common_option(&a->c, opt, optarg);
         if (r < 0) return CLI_USAGE;
         if (r == 1) continue;
+        r = vision_options_parse(&a->vision, opt, optarg, err, sizeof err);
+        if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
+        if (r == 1) continue;
         switch (opt) {
         case OPT_PLAN: a->plan_path = optarg; break;
         case OPT_TASK: a->task = optarg; break;
-        case OPT_DRONE: a->drone = optarg; break;
+        case OPT_DRONE:
+            a->drone = optarg;
+            r = tello_config_option(&a->tello, "drone", optarg, err, sizeof err);
+            if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
+            if (r == 0 && strcmp(optarg, "sim") != 0)
+                return cli_usage_error(a->c.cmd, "--drone %s: expected sim, tello or tello:HOST",
+                                       optarg);
+            a->on_tello = r == 1;
+            break;
+        case OPT_TELLO:
+            /* idx is set for long options, the only way to reach here */
+            if (tello_config_option(&a->tello, opts[idx].name, optarg, err, sizeof err) != 1)
+                return cli_usage_error(a->c.cmd, "%s", err);
+            a->tello_options = true;
+            break;
         case OPT_PICTURES: a->pictures = optarg; break;
         case OPT_QUIET: a->quiet = true; break;
         case OPT_TIME_SCALE: {
@@ -191,6 +277,8 @@ static int parse_args(run_args *a, int argc, char **argv)
                                          "give no --plan, --task or --scene");
     if (!a->plan_path && !a->task && !a->replay)
         return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
+    int r = check_drone_and_eyes(a);
+    if (r >= 0) return r;
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
@@ -364,7 +452,35 @@ static const char *model_name(const run_args *a)
     return !a->task ? NULL : a->model ? a->model : env && *env ? env : NULL;
 }
 
-/* Flies F in the simulator, recorded as a new mission (SPEC §12: every run
+/* Opens the world A flies in: the simulator in F's scene (it takes off at
+ * once), or the Tello behind the limits of --scene (or the default ones),
+ * connected (battery check) and launched; then the eyes, if a detector was
+ * asked for. On failure W holds what was opened: close it. */
+static int open_world(const run_args *a, const flight *f, mission_world *w, char *err,
+                      size_t errlen)
+{
+    if (a->on_tello) {
+        drone *drv = tello_new(&a->tello, err, errlen);
+        if (!drv || mission_world_wrap(w, drv, a->c.scene, err, errlen)) return -1;
+        if (!a->quiet)
+            fprintf(stderr, "connecting to the Tello at %s:%d\n", a->tello.host, a->tello.port);
+        if (mission_world_launch(w, err, errlen)) return -1;
+    } else {
+        sim_options so = {a->time_scale, a->seed, a->pictures};
+        if (mission_world_sim_scene(w, f->scene, &so, err, errlen)) return -1;
+    }
+    vision_options vo = a->vision;
+    if (vo.det.kind == VISION_DETECTOR_SIM && a->on_tello) return 0; /* no camera */
+    if (vo.det.kind == VISION_DETECTOR_SIM && !vo.source) return 0;  /* the sim's camera */
+    char src[32];
+    /* The Tello streams since connect sent `streamon`. */
+    if (!vo.source) vo.source = tello_video_source(&a->tello, src, sizeof src);
+    if (mission_world_eyes(w, &vo, err, errlen)) return -1;
+    if (!a->quiet) fprintf(stderr, "vision: %s\n", vision_pipeline_describe(w->eyes));
+    return 0;
+}
+
+/* Flies F in the simulator or on the Tello, recorded as a new mission (SPEC §12: every run
  * is recorded; a store that cannot be opened stops the run before it
  * flies). The report, with "mission_id", goes to *DOC (NULL if the run
  * never started). Returns the exit status. */
@@ -375,8 +491,10 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     skill_registry *reg = cli_load_registry(&a->c);
     if (!reg) return CLI_FAIL;
     char *params = params_json(a);
+    char drone_name[300];
+    snprintf(drone_name, sizeof drone_name, "tello:%s", a->tello.host);
     store_mission_info info = {.task = a->task,
-                               .drone = "sim",
+                               .drone = a->on_tello ? drone_name : "sim",
                                .model = model_name(a),
                                .scene_json = f->scene_json,
                                .params_json = params,
@@ -394,11 +512,10 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     if (!a->quiet)
         fprintf(stderr, "mission %lld (recorded in %s)\n", (long long)*id,
                 store_path(mission_record_store(rec)));
-    /* extension: a real drone is opened here instead (mission_world_wrap),
-     * recorded with drone "tello:HOST" and no scene (not replayable). */
-    sim_options so = {a->time_scale, a->seed, a->pictures};
-    if (mission_world_sim_scene(&world, f->scene, &so, err, sizeof err)) {
+    bool land = a->on_tello ? a->tello.land_at_end : true;
+    if (open_world(a, f, &world, err, sizeof err)) {
         mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
+        mission_world_close(&world, land);
         registry_free(reg);
         return cli_fail(a->c.cmd, "%s", err);
     }
@@ -421,7 +538,7 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
         *doc = run_task(a, reg, &world, rec, f->replies, &out, err, sizeof err);
         if (!*doc) {
             mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
-            mission_world_close(&world, true);
+            mission_world_close(&world, land);
             registry_free(reg);
             return cli_fail(a->c.cmd, "%s", err);
         }
@@ -440,7 +557,7 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
                 (long long)*id, err);
         rc = CLI_FAIL;
     }
-    mission_world_close(&world, true);
+    mission_world_close(&world, land);
     registry_free(reg);
     return rc;
 }
@@ -484,6 +601,24 @@ static scene *recorded_scene(const store_replay *r, char *err, size_t errlen)
     return sc;
 }
 
+/* True when mission ID was flown in the simulator; else false with why. A
+ * real drone's mission is not replayed: its skill calls came from the real
+ * world, which the simulator cannot fly again. */
+static bool flown_in_sim(store *s, long long id, char *err, size_t errlen)
+{
+    cJSON *doc = store_mission_json(s, id, err, errlen);
+    if (!doc) return false;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "drone");
+    bool sim = !cJSON_IsString(d) || strcmp(d->valuestring, "sim") == 0;
+    if (!sim)
+        snprintf(err, errlen,
+                 "mission %lld was flown on %s: --replay flies simulator missions only", id,
+                 d->valuestring);
+    cJSON_Delete(doc);
+    return sim;
+}
+
 /* --replay ID: the recorded mission flown again as a new mission, then its
  * skill calls compared with the recorded ones. Exit 0 when they match (even
  * when the mission itself failed the same way again), 1 when they do not. */
@@ -496,6 +631,8 @@ static int run_replay(run_args *a)
     scene *sc = NULL;
     int rc = CLI_FAIL;
     if (!r) {
+        cli_fail(a->c.cmd, "%s", err);
+    } else if (!flown_in_sim(s, a->replay, err, sizeof err)) {
         cli_fail(a->c.cmd, "%s", err);
     } else if (!store_replay_task(r) && !store_replay_plan(r, 0)) {
         cli_fail(a->c.cmd, "mission %lld recorded no plan", a->replay);
@@ -543,14 +680,11 @@ static int run_replay(run_args *a)
 int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
+    tello_config_init(&a.tello);
+    vision_options_init(&a.vision);
     int rc = parse_args(&a, argc, argv);
     if (rc >= 0) return rc;
-    /* extension: --drone tello[:HOST] opens the Tello driver and wraps it
-     * with mission_world_wrap (the scene, if any, gives the limits). */
-    if (a.drone && strcmp(a.drone, "sim") != 0)
-        return cli_fail(a.c.cmd, "--drone %s: only the simulator is available", a.drone);
     if (a.replay) return run_replay(&a);
-    if (!a.c.scene) return cli_usage_error(a.c.cmd, "the simulator needs --scene FILE");
 
     char err[1024];
     size_t len = 0, scene_len;
@@ -559,16 +693,17 @@ int cmd_run(int argc, char **argv)
         plan = cli_read_input(a.plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
         if (!plan) return cli_fail(a.c.cmd, "%s", err);
     }
-    scene *sc = malloc(sizeof *sc);
+    scene *sc = a.c.scene ? malloc(sizeof *sc) : NULL;
     char *scene_text = NULL;
-    if (!sc || scene_load(sc, a.c.scene, err, sizeof err)) {
+    if (a.c.scene && (!sc || scene_load(sc, a.c.scene, err, sizeof err))) {
         if (!sc) snprintf(err, sizeof err, "out of memory");
         free(sc);
         free(plan);
         return cli_fail(a.c.cmd, "%s", err);
     }
     /* The scene as the file says it, for replay (it parsed, so it is JSON). */
-    scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
+    if (a.c.scene)
+        scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
     flight f = {plan, len, sc, scene_text, 0, NULL};
     cJSON *doc;
     int64_t id = 0;

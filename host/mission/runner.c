@@ -10,6 +10,7 @@
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "minispec/stream_exec.h"
+#include "vision/pipeline.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -110,10 +111,20 @@ static int observe_sim(void *ud, vision_object *out, int max, char *err, size_t 
     return sim_observe(ud, out, max);
 }
 
+int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, size_t errlen)
+{
+    vision_pipeline_close(w->eyes);
+    w->eyes = vision_pipeline_open(vo, w->sim ? observe_sim : NULL, w->sim, err, errlen);
+    return w->eyes ? 0 : -1;
+}
+
 void mission_world_attach(mission_world *w, skill_ctx *ctx)
 {
     ctx->drone = w->drone;
-    if (w->sim) {
+    if (w->eyes) {
+        ctx->observe = vision_pipeline_observe;
+        ctx->observe_ud = w->eyes;
+    } else if (w->sim) {
         ctx->observe = observe_sim;
         ctx->observe_ud = w->sim;
     }
@@ -135,6 +146,8 @@ double mission_world_sim_s(mission_world *w)
 
 void mission_world_close(mission_world *w, bool land)
 {
+    /* First: the sim detector looks through the simulator. */
+    vision_pipeline_close(w->eyes);
     if (w->drone) {
         char err[256];
         w->drone->abort = NULL;

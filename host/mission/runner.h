@@ -15,6 +15,7 @@
 #include "minispec/stream.h"
 #include "sandbox/sandbox.h"
 #include "skills/skills.h"
+#include "vision/options.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -26,6 +27,9 @@ typedef struct mission_world {
     drone *sim;    /* the simulator behind the guard, or NULL for a real drone */
     scene *scene;  /* the scene (limits for a real drone), malloc'd */
     bool launched; /* took off through mission_world_launch */
+    /* The vision pipeline (vision/pipeline.h) the skills see through, or
+     * NULL for the simulator's camera (or none on a real drone). */
+    struct vision_pipeline *eyes;
 } mission_world;
 
 /* Loads SCENE_PATH and opens the simulator in it behind the guard, flying at
@@ -46,7 +50,13 @@ int mission_world_wrap(mission_world *w, drone *driver, const char *scene_path, 
 /* Connects and takes off. */
 int mission_world_launch(mission_world *w, char *err, size_t errlen);
 
-/* Gives CTX the world's drone and camera. */
+/* Opens the vision pipeline VO describes as the world's eyes (after launch:
+ * a Tello streams only after connect's `streamon`); the simulator, if any,
+ * is what --detector sim sees. Returns 0, or -1 with a message. */
+int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, size_t errlen);
+
+/* Gives CTX the world's drone and camera: the eyes when open, else the
+ * simulator's camera, else none (vision skills then fail with "no camera"). */
 void mission_world_attach(mission_world *w, skill_ctx *ctx);
 
 /* The current pose, yaw in [0, 360). */
@@ -55,7 +65,8 @@ drone_pose mission_world_pose(mission_world *w);
 /* Simulated seconds so far (0 for a real drone). */
 double mission_world_sim_s(mission_world *w);
 
-/* Hovers, then closes the drone and frees everything (LAND: land first). */
+/* Closes the eyes, hovers, then closes the drone and frees everything
+ * (LAND: land first). */
 void mission_world_close(mission_world *w, bool land);
 
 /* How a run ended, for callers that act on it (the mission controller
