@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""aloft run --drone tello against the Tello emulator (tests/tools/tello_emu):
+the exact commands a plan sends, --no-land, a low battery, a scene's
+geofence, a vision skill with no camera, Ctrl-C, the record and replay, and
+usage errors."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ALOFT = os.environ.get("ALOFT", "build/aloft")
+BUILD = os.environ.get("BUILD", os.path.dirname(ALOFT) or ".")
+EMU = os.path.join(BUILD, "tello_emu")
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        print("FAIL:", what)
+        failures += 1
+
+
+def free_udp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Emu:
+    """One tello_emu process on loopback, with its command log."""
+
+    def __init__(self, tmp, *args):
+        self.state_port = free_udp_port()
+        self.video_port = free_udp_port()
+        fd, self.log = tempfile.mkstemp(dir=tmp, suffix=".log")
+        os.close(fd)
+        self.proc = subprocess.Popen(
+            [EMU, "--port", "0", "--state-port", str(self.state_port), "--log", self.log,
+             "--max-runtime-s", "120"] + list(args),
+            stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("port "):
+            raise RuntimeError("tello_emu did not start: %r" % line)
+        self.port = int(line.split()[1])
+
+    def args(self, host="127.0.0.1"):
+        return ["--drone", "tello:" + host, "--tello-port", str(self.port),
+                "--tello-state-port", str(self.state_port),
+                "--tello-video-port", str(self.video_port)]
+
+    def lines(self, kind):
+        with open(self.log) as f:
+            return [l.rstrip("\n")[len(kind) + 1:] for l in f if l.startswith(kind + " ")]
+
+    def sent(self):
+        """The commands received, repeated stops folded into one."""
+        out = []
+        for c in self.lines("recv"):
+            if not (c == "stop" and out and out[-1] == "stop"):
+                out.append(c)
+        return out
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+def run(args, plan, timeout=120):
+    p = subprocess.run([ALOFT, "run"] + args, input=plan, capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    db = os.path.join(tmp, "aloft.db")
+    fast = ("--speed", "1000", "--turn-rate", "1440")
+
+    # A plan flies the exact commands: connect, battery, takeoff, the moves
+    # (ml(10) is under the Tello's 20 cm minimum: right 20 then left 30),
+    # then stop and land.
+    emu = Emu(tmp, *fast)
+    rc, out, err = run(emu.args() + ["--no-video", "--plan", "-", "--json", "--db", db],
+                       "mf(120);tc(90);mu(30);ml(10);tu(45);->True")
+    emu.stop()
+    check(rc == 0, "plan on the Tello: exit %d: %s" % (rc, err))
+    doc = json.loads(out) if rc == 0 else {}
+    check(doc.get("ok") is True, "report not ok: %s" % out)
+    check([c["skill"] for c in doc.get("calls", [])] ==
+          ["move_forward", "turn_cw", "move_up", "move_left", "turn_ccw"],
+          "calls: %s" % doc.get("calls"))
+    want = ["command", "battery?", "battery?", "takeoff", "forward 120", "cw 90", "up 30",
+            "right 20", "left 30", "ccw 45", "stop", "land"]
+    check(emu.sent() == want, "sequence\n  got  %s\n  want %s" % (emu.sent(), want))
+    check("streamon" not in emu.sent(), "--no-video sent streamon")
+
+    # The mission is recorded as a Tello mission, and replay refuses it.
+    mid = doc.get("mission_id")
+    p = subprocess.run([ALOFT, "log", "--db", db, "--json", str(mid)], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0 and
+          json.loads(p.stdout)["mission"].get("drone") == "tello:127.0.0.1",
+          "recorded drone: %s %s" % (p.stdout[:300], p.stderr))
+    rc, out, err = run(["--replay", str(mid), "--db", db], "")
+    check(rc == 1 and "flown on tello:127.0.0.1" in err and "simulator missions only" in err,
+          "replay of a Tello mission: exit %d: %s" % (rc, err))
+
+    # --no-land: the mission ends in the air.
+    emu = Emu(tmp, *fast)
+    rc, out, err = run(emu.args() + ["--no-video", "--no-land", "--plan", "-", "--json",
+                                     "--db", db], "mf(50)")
+    emu.stop()
+    check(rc == 0, "--no-land: exit %d: %s" % (rc, err))
+    check("land" not in emu.sent() and "forward 50" in emu.sent(),
+          "--no-land: sent %s" % emu.sent())
+
+    # A low battery: no takeoff, exit 1 with the reason.
+    emu = Emu(tmp, "--battery", "12", *fast)
+    rc, out, err = run(emu.args() + ["--no-video", "--plan", "-", "--db", db], "mf(50)")
+    emu.stop()
+    check(rc == 1 and "battery" in err.lower() and "12" in err,
+          "low battery: exit %d: %s" % (rc, err))
+    check("takeoff" not in emu.sent() and "forward 50" not in emu.sent(),
+          "low battery: sent %s" % emu.sent())
+
+    # A scene's limits apply: a move out of its geofence never reaches the drone.
+    scene = os.path.join(tmp, "small.json")
+    with open(scene, "w") as f:
+        json.dump({"limits": {"geofence_radius": 200}, "objects": []}, f)
+    emu = Emu(tmp, *fast)
+    rc, out, err = run(emu.args() + ["--no-video", "--scene", scene, "--plan", "-", "--json",
+                                     "--db", db], "mf(250)")
+    emu.stop()
+    doc = json.loads(out) if out.strip() else {}
+    calls = doc.get("calls", [])
+    check(rc == 0 and len(doc.get("violations", [])) == 1 and len(calls) == 1 and
+          calls[0]["ret"] is False, "geofence: exit %d, report %s" % (rc, out[:400]))
+    check(not any(c.startswith("forward") for c in emu.sent()),
+          "geofence: the refused move was sent: %s" % emu.sent())
+    check(emu.sent()[-1:] == ["land"], "geofence: did not land: %s" % emu.sent())
+
+    # No detector: the Tello mission has no camera, and says so.
+    emu = Emu(tmp, *fast)
+    rc, out, err = run(emu.args() + ["--no-video", "--plan", "-", "--json", "--db", db],
+                       "?iv('person'){l('yes')}")
+    emu.stop()
+    doc = json.loads(out) if out.strip() else {}
+    check(rc == 1 and "no camera" in str(doc.get("error")),
+          "vision without a detector: exit %d, error %s" % (rc, doc.get("error")))
+    check(emu.sent()[-1:] == ["land"], "vision without a detector: did not land")
+
+    # Ctrl-C mid-move: the driver sends stop, the mission ends cancelled, then lands.
+    emu = Emu(tmp, "--speed", "50")
+    plan = os.path.join(tmp, "long.ms")
+    with open(plan, "w") as f:
+        f.write("mf(400);mf(400)")
+    p = subprocess.Popen([ALOFT, "run"] + emu.args() +
+                         ["--no-video", "--plan", plan, "--json", "--db", db],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while "forward 400" not in emu.lines("recv") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    emu.stop()
+    doc = json.loads(out) if out.strip() else {}
+    check(p.returncode == 1 and "cancel" in str(doc.get("error")).lower(),
+          "Ctrl-C: exit %d, error %s, stderr %s" % (p.returncode, doc.get("error"), err))
+    check("forward 400" in emu.lines("interrupted"), "Ctrl-C: the move was not interrupted")
+    sent = emu.sent()
+    check(sent.count("forward 400") == 1 and sent[-2:] == ["stop", "land"],
+          "Ctrl-C: sent %s" % sent)
+    p = subprocess.run([ALOFT, "log", "--db", db, "--json", str(doc.get("mission_id"))],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and json.loads(p.stdout)["mission"].get("status") == "cancelled",
+          "Ctrl-C: recorded status: %s" % p.stdout[:300])
+
+    # Usage errors: exit 2 with a message, nothing flown.
+    for args, what in [
+        (["--drone", "parrot"], "parrot"),
+        (["--drone", "tello:"], "tello:HOST"),
+        (["--tello-port", "9000", "--scene", scene], "--drone tello"),
+        (["--no-land", "--scene", scene], "--drone tello"),
+        (["--drone", "tello", "--tello-port", "0"], "--tello-port"),
+        (["--drone", "tello", "--detector", "sim"], "--detector sim"),
+        (["--drone", "tello", "--no-video", "--detector", "hog"], "--no-video"),
+        (["--drone", "tello", "--replay", "1"], "--replay"),
+    ]:
+        rc, out, err = run(args + ["--plan", "-", "--db", db], "mf(50)")
+        check(rc == 2 and what in err, "usage %s: exit %d: %s" % (args, rc, err))
+
+    if failures:
+        print("%d failure(s)" % failures)
+        return 1
+    print("test_run_tello: all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
