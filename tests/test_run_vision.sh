@@ -88,6 +88,24 @@ else
         fail "tello + hog logs: $(cat "$tmp/tello.json")"
     grep -q "recv forward 50" "$tmp/emu.log" && grep -q "recv land" "$tmp/emu.log" ||
         fail "tello + hog: commands $(grep recv "$tmp/emu.log" | tr '\n' '|')"
+
+    # No --source: the camera is the Tello's video stream on --tello-video-port,
+    # opened after streamon. The emulator sends no video: the stream does not
+    # open, the mission fails clearly and the drone lands.
+    n0=$(wc -l <"$tmp/emu.log")
+    video_port=$("$PY" -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+    out=$(echo "$plan" | "$ALOFT" run --drone tello:127.0.0.1 --tello-port "$port" \
+        --tello-state-port "$state_port" --tello-video-port "$video_port" --detector hog \
+        --plan - 2>&1)
+    rc=$?
+    [ $rc = 1 ] || fail "tello video without a stream: exit $rc: $out"
+    echo "$out" | grep -q "udp://0.0.0.0:$video_port.*cannot open" ||
+        fail "tello video without a stream: message: $out"
+    seq=$(tail -n +$((n0 + 1)) "$tmp/emu.log" | sed -n 's/^recv //p' | tr '\n' '|')
+    case "$seq" in
+    *streamon*takeoff*land*) ;;
+    *) fail "tello video without a stream: commands $seq" ;;
+    esac
 fi
 
 if [ $fails = 0 ]; then echo "test_run_vision: ok"; fi
