@@ -185,6 +185,28 @@ def main():
     check(p.returncode == 0 and json.loads(p.stdout)["mission"].get("status") == "cancelled",
           "Ctrl-C: recorded status: %s" % p.stdout[:300])
 
+    # Ctrl-C during takeoff: the takeoff gives up (stop), the drone lands,
+    # the mission is recorded as cancelled.
+    emu = Emu(tmp, "--speed", "20")
+    p = subprocess.Popen([ALOFT, "run"] + emu.args() +
+                         ["--no-video", "--plan", plan, "--db", db],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while "takeoff" not in emu.lines("recv") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    emu.stop()
+    sent = emu.sent()
+    check(p.returncode == 1 and "cancelled" in err,
+          "Ctrl-C in takeoff: exit %d: %s" % (p.returncode, err))
+    check("takeoff" in emu.lines("interrupted") and sent[-2:] == ["stop", "land"] and
+          not any(c.startswith("forward") for c in sent), "Ctrl-C in takeoff: sent %s" % sent)
+    p = subprocess.run([ALOFT, "log", "--db", db], capture_output=True, text=True, timeout=60)
+    check(p.stdout.strip().splitlines()[-1:] and "cancelled" in p.stdout.strip().splitlines()[-1],
+          "Ctrl-C in takeoff: not recorded as cancelled: %s" % p.stdout[-300:])
+
     # Usage errors: exit 2 with a message, nothing flown.
     for args, what in [
         (["--drone", "parrot"], "parrot"),

@@ -452,6 +452,34 @@ static const char *model_name(const run_args *a)
     return !a->task ? NULL : a->model ? a->model : env && *env ? env : NULL;
 }
 
+/* Ctrl-C before the plan runs (connect, takeoff, opening the Tello's video
+ * stream): the driver's calls give up, and the world lands when closed. */
+static atomic_bool launch_cancel;
+
+static void on_launch_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&launch_cancel, true);
+}
+
+static bool launch_aborted(void *ud)
+{
+    (void)ud;
+    return atomic_load(&launch_cancel);
+}
+
+/* Until the plan's sandbox takes Ctrl-C over (cli_cancel_on_signal). */
+static void launch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_launch_signal;
+    sigemptyset(&sa.sa_mask);
+    atomic_store(&launch_cancel, false);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* Opens the world A flies in: the simulator in F's scene (it takes off at
  * once), or the Tello behind the limits of --scene (or the default ones),
  * connected (battery check) and launched; then the eyes, if a detector was
@@ -464,7 +492,15 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
         if (!drv || mission_world_wrap(w, drv, a->c.scene, err, errlen)) return -1;
         if (!a->quiet)
             fprintf(stderr, "connecting to the Tello at %s:%d\n", a->tello.host, a->tello.port);
-        if (mission_world_launch(w, err, errlen)) return -1;
+        launch_signals();
+        w->drone->abort = launch_aborted;
+        int rc = mission_world_launch(w, err, errlen);
+        w->drone->abort = NULL;
+        if (rc) return -1;
+        if (atomic_load(&launch_cancel)) {
+            snprintf(err, errlen, "cancelled before the plan started");
+            return -1;
+        }
     } else {
         sim_options so = {a->time_scale, a->seed, a->pictures};
         if (mission_world_sim_scene(w, f->scene, &so, err, errlen)) return -1;
@@ -477,6 +513,10 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
     if (!vo.source) vo.source = tello_video_source(&a->tello, src, sizeof src);
     if (mission_world_eyes(w, &vo, err, errlen)) return -1;
     if (!a->quiet) fprintf(stderr, "vision: %s\n", vision_pipeline_describe(w->eyes));
+    if (a->on_tello && atomic_load(&launch_cancel)) {
+        snprintf(err, errlen, "cancelled before the plan started");
+        return -1;
+    }
     return 0;
 }
 
@@ -514,7 +554,8 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
                 store_path(mission_record_store(rec)));
     bool land = a->on_tello ? a->tello.land_at_end : true;
     if (open_world(a, f, &world, err, sizeof err)) {
-        mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
+        bool cancelled = a->on_tello && atomic_load(&launch_cancel);
+        mission_record_close(rec, cancelled ? STORE_CANCELLED : STORE_FAILED, err, NULL, NULL, 0);
         mission_world_close(&world, land);
         registry_free(reg);
         return cli_fail(a->c.cmd, "%s", err);

@@ -100,7 +100,14 @@ int mission_world_wrap(mission_world *w, drone *driver, const char *scene_path, 
 int mission_world_launch(mission_world *w, char *err, size_t errlen)
 {
     drone *d = w->drone;
-    if (d->ops->connect(d, err, errlen) || d->ops->takeoff(d, err, errlen)) return -1;
+    if (d->ops->connect(d, err, errlen)) return -1;
+    if (d->ops->takeoff(d, err, errlen)) {
+        /* A takeoff cut short (cancelled, a lost reply) may have left the
+         * drone up: then the world must land it when closed. */
+        drone_state st;
+        if (d->ops->get_state(d, &st) == 0 && st.flying) w->launched = true;
+        return -1;
+    }
     w->launched = true;
     return 0;
 }
