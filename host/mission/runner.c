@@ -193,6 +193,14 @@ struct runner_session {
     int npending;
 };
 
+/* The time progress shows: simulated seconds, or for a real drone the
+ * seconds since the mission started. */
+static double clock_s(const runner_session *rs)
+{
+    mission_world *w = rs->o->world;
+    return w->sim ? mission_world_sim_s(w) : (skills_now_ms() - rs->t0) / 1000;
+}
+
 static void pending_add(runner_session *rs, const ms_event *ev, const char *src)
 {
     const runner_opts *o = rs->o;
@@ -200,7 +208,7 @@ static void pending_add(runner_session *rs, const ms_event *ev, const char *src)
     pending_statement *p = &rs->pending[rs->npending++];
     p->text = src + ev->off, p->len = ev->len;
     p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
-    p->sim_s = mission_world_sim_s(o->world);
+    p->sim_s = clock_s(rs);
     p->t_ms = skills_now_ms() - rs->t0;
 }
 
@@ -242,8 +250,7 @@ static void print_event(runner_session *rs, const skill_event *ev)
     if (!f) return;
     bool high = ev->skill->level == SKILL_HIGH;
     if (ev->kind == SKILL_EVENT_VIOLATION || (ev->kind == SKILL_EVENT_CALL && !high)) return;
-    fprintf(f, "[%7.2fs] %*s%s(", mission_world_sim_s(rs->o->world), 2 * ev->depth, "",
-            ev->skill->name);
+    fprintf(f, "[%7.2fs] %*s%s(", clock_s(rs), 2 * ev->depth, "", ev->skill->name);
     int i = 0;
     for (const cJSON *a = ev->args ? ev->args->child : NULL; a; a = a->next, i++) {
         if (i) fputs(", ", f);
@@ -580,7 +587,7 @@ cJSON *runner_run(const runner_opts *o)
     bool ok = out->status == RUNNER_OK;
     if (ok) {
         if (o->progress) {
-            fprintf(o->progress, "[%7.2fs] done", mission_world_sim_s(o->world));
+            fprintf(o->progress, "[%7.2fs] done", clock_s(s));
             if (s->result && !cJSON_IsNull(s->result)) {
                 fputs(", result ", o->progress);
                 print_value(o->progress, s->result);
