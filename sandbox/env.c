@@ -236,6 +236,7 @@ static int sandbox_rep(lua_State *L)
     if (ls + lsep < ls || ls + lsep > (size_t)0x7fffffff / (size_t)n)
         return luaL_error(L, "resulting string too large");
     size_t total = (size_t)n * ls + (size_t)(n - 1) * lsep;
+    sandbox_make_room(L, total);
     luaL_Buffer b;
     char *p = luaL_buffinitsize(L, &b, total);
     for (lua_Integer i = 0; i < n; i++) {

@@ -36,6 +36,7 @@ struct sandbox {
     const void *refused_ptr;
     size_t refused_osize, refused_nsize;
     bool refused_pending; /* a refusal not yet judged by settle_refusal */
+    size_t refused_want;  /* how much more that refusal asked for */
 
     uint64_t instructions;
     uint64_t deadline_ns;
@@ -89,6 +90,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         sb->refused_osize = osize;
         sb->refused_nsize = nsize;
         sb->refused_pending = true;
+        sb->refused_want = nsize - osize;
         return NULL;
     }
     void *p = realloc(ptr, nsize);
@@ -109,9 +111,8 @@ static void settle_refusal(lua_State *L, sandbox *sb)
 {
     if (!sb->refused_pending || sb->poison != SANDBOX_OK) return;
     sb->refused_pending = false;
-    size_t want = sb->refused_nsize - sb->refused_osize;
     lua_gc(L, LUA_GCCOLLECT);
-    if (sb->mem_used + want > sb->lim.max_memory) sb->poison = SANDBOX_MEMORY;
+    if (sb->mem_used + sb->refused_want > sb->lim.max_memory) sb->poison = SANDBOX_MEMORY;
 }
 
 /* ---- the hook ----------------------------------------------------------- */
@@ -157,6 +158,12 @@ void sandbox_charge(lua_State *L, uint64_t n)
     sb->instructions += n;
     check_limits(sb);
     if (sb->poison != SANDBOX_OK) raise_limit(L);
+}
+
+void sandbox_make_room(lua_State *L, size_t n)
+{
+    sandbox *sb = sandbox_from_lua(L);
+    if (sb->mem_used + n > sb->lim.max_memory) lua_gc(L, LUA_GCCOLLECT);
 }
 
 void sandbox_check(lua_State *L)
@@ -481,9 +488,12 @@ sandbox_status sandbox_call(sandbox *sb, int nargs, int nresults, char *err, siz
         limit_message(sb, err, errlen);
         return sb->poison;
     }
+    int base = lua_gettop(L) - nargs - 1;
     int rc = lua_pcall(L, nargs, nresults, 0);
     if (rc == LUA_OK && sb->poison == SANDBOX_OK) return SANDBOX_OK;
-    if (rc == LUA_OK) lua_settop(L, 0); /* a limit tripped while returning */
+    /* A limit that tripped without reaching the top (a skill refused to act
+     * and the script caught the error): the results do not count. */
+    if (rc == LUA_OK) lua_settop(L, base);
     if (sb->poison != SANDBOX_OK) {
         limit_message(sb, err, errlen);
     } else if (rc == LUA_ERRMEM && (settle_refusal(L, sb), sb->poison != SANDBOX_OK)) {
@@ -497,7 +507,7 @@ sandbox_status sandbox_call(sandbox *sb, int nargs, int nresults, char *err, siz
         else
             snprintf(err, errlen, "(error object is a %s value)", luaL_typename(L, -1));
     }
-    if (rc != LUA_OK) lua_pop(L, 1);
+    if (rc != LUA_OK) lua_settop(L, base);
     if (sb->poison != SANDBOX_OK) lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
     return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
 }

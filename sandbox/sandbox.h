@@ -90,8 +90,8 @@ sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const cha
 /* Like sandbox_load, for the host's own trusted sources (the lua/ runtime,
  * skill files): the text is compiled once per process and later loads reuse
  * the compiled form, which is never taken from a script. Thread-safe. */
-sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len,
-                                   const char *chunkname, char *err, size_t errlen);
+sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, const char *chunkname,
+                                   char *err, size_t errlen);
 
 /* Calls the function on top of the stack with NARGS arguments below it,
  * protected. On success leaves NRESULTS results (LUA_MULTRET allowed). On

@@ -23,4 +23,9 @@ void sandbox_env_make_readonly(lua_State *L);
  * limit error if the budget runs out. */
 void sandbox_charge(lua_State *L, uint64_t n);
 
+/* Collects garbage first if an allocation of N bytes would not fit under
+ * the memory cap now. For library functions that allocate big buffers
+ * through lauxlib, whose allocations Lua does not retry after collecting. */
+void sandbox_make_room(lua_State *L, size_t n);
+
 #endif

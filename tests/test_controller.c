@@ -173,7 +173,7 @@ static void test_planned_and_flown(void)
 
 /* What the observer saw. */
 typedef struct seen {
-    int exchanges, plans, rejected, statements;
+    int exchanges, plans, rejected, statements, scenes;
     mission_llm_kind kinds[8];
 } seen;
 
@@ -202,15 +202,27 @@ static void saw_statement(void *ud, int index, const char *text, size_t len, int
     s->statements++;
 }
 
+static void saw_scene(void *ud, const char *description)
+{
+    seen *s = ud;
+    CHECK(description != NULL);
+    s->scenes++;
+}
+
 static void test_malformed_retried(void)
 {
     char *s = script_of(2, "frobnicate(2);tc(45)", "tc(45)");
     seen sn = {0};
     setup su = {.script = s};
-    su.obs = (mission_observer){saw_exchange, saw_plan, saw_statement, &sn};
+    su.obs = (mission_observer){.llm_exchange = saw_exchange,
+                                .plan = saw_plan,
+                                .statement = saw_statement,
+                                .scene = saw_scene,
+                                .ud = &sn};
     result r = fly(&su);
     CHECK(sn.exchanges == 2 && sn.kinds[0] == MISSION_LLM_PLAN && sn.kinds[1] == MISSION_LLM_RETRY);
     CHECK(sn.plans == 2 && sn.rejected == 1 && sn.statements == 1);
+    CHECK(sn.scenes == 2); /* one snapshot for each planning prompt */
     su.obs = (mission_observer){0};
     CHECK(ok_of(&r));
     CHECK(num(&r, "tries") == 2 && num(&r, "llm_calls") == 2);

@@ -150,6 +150,8 @@ with tempfile.TemporaryDirectory() as tmp:
     viol = [e for e in doc["events"] if e["kind"] == "violation"]
     check([(v["skill"], v["args"]) for v in viol] == [("move_forward", [500])],
           f"the refusal: {viol}")
+    scenes = [e for e in doc["events"] if e["kind"] == "scene"]
+    check(len(scenes) >= 3, f"a scene snapshot for each planning prompt: {len(scenes)}")
     stmts = [(e["plan"], e["text"]) for e in doc["events"] if e["kind"] == "statement"]
     check((2, "mf(500)") in stmts and (3, "tc(90)") in stmts and
           not any(t == "l('never')" for _, t in stmts),

@@ -194,3 +194,38 @@ sandbox_limits cli_limits(const cli_common *c)
     if (!l.max_output) l.max_output = SANDBOX_DEFAULT_OUTPUT;
     return l;
 }
+
+int cli_parse_options(cli_common *c, int argc, char **argv, const struct option *opts,
+                      const char *usage, cli_option_fn on_option, void *ud)
+{
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (opt == 'h') opt = OPT_HELP;
+        if (opt == '?') return cli_usage_error(c->cmd, "unknown option");
+        int r = cli_common_option(c, opt, optarg);
+        if (r < 0) return CLI_USAGE;
+        if (r == 1) continue;
+        if (!on_option) return cli_usage_error(c->cmd, "unknown option");
+        r = on_option(ud, opt, optarg);
+        if (r) return r;
+    }
+    if (c->help) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    return -1;
+}
+
+char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len, int *status)
+{
+    if (optind != argc - 1) {
+        *status = cli_usage_error(c->cmd, optind == argc ? "missing FILE (or - for stdin)"
+                                                         : "expected one FILE");
+        return NULL;
+    }
+    char err[512];
+    char *text = cli_read_input(argv[optind], CLI_MAX_INPUT, len, err, sizeof err);
+    if (!text) *status = cli_fail(c->cmd, "%s", err);
+    return text;
+}

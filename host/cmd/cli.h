@@ -64,6 +64,23 @@ typedef struct cli_common {
  * (and stored), 0 if not, or -1 after printing a usage error. */
 int cli_common_option(cli_common *c, int opt, const char *arg);
 
+/* A command's own options: returns 0 when OPT was stored, or an exit status
+ * after printing a usage error. */
+typedef int (*cli_option_fn)(void *ud, int opt, const char *arg);
+
+/* Parses ARGV with getopt_long over OPTS (GNU order: options anywhere).
+ * Shared options go to cli_common_option, the rest to ON_OPTION (NULL: none
+ * expected). --help prints USAGE. Returns -1 to go on, or the exit status to
+ * return (CLI_OK after --help, CLI_USAGE after a usage error); on -1, optind
+ * is the first positional argument. */
+int cli_parse_options(cli_common *c, int argc, char **argv, const struct option *opts,
+                      const char *usage, cli_option_fn on_option, void *ud);
+
+/* Reads the command's one positional FILE|- argument (after
+ * cli_parse_options). Returns the text, or NULL with *STATUS set to the exit
+ * status after printing the problem. */
+char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len, int *status);
+
 /* Prints "aloft CMD: message" and a hint to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

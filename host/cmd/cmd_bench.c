@@ -87,28 +87,21 @@ static void print_rows(const char *bench, const char *prefix, const cJSON *v)
     }
 }
 
+static int take_out(void *ud, int opt, const char *arg)
+{
+    if (opt != OPT_OUT) return cli_usage_error("bench", "unknown option");
+    *(const char **)ud = arg;
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     cli_common c = {.cmd = "bench"};
     const char *out_path = NULL;
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS, {"out", required_argument, 0, OPT_OUT}, {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 1) continue;
-        if (opt == OPT_OUT)
-            out_path = optarg;
-        else
-            return cli_usage_error(c.cmd, "unknown option");
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, take_out, &out_path);
+    if (rc >= 0) return rc;
 
     char dir[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);

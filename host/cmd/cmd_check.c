@@ -21,6 +21,15 @@ static const char usage[] =
 
 enum { OPT_VERIFY = OPT_FIRST_FREE };
 
+static int refuse_verify(void *ud, int opt, const char *arg)
+{
+    (void)ud;
+    (void)arg;
+    if (opt == OPT_VERIFY || opt == OPT_SCENE)
+        return cli_usage_error("check", "--verify and --scene are not supported yet");
+    return cli_usage_error("check", "unknown option");
+}
+
 int cmd_check(int argc, char **argv)
 {
     cli_common c = {.cmd = "check"};
@@ -30,27 +39,12 @@ int cmd_check(int argc, char **argv)
         {"scene", required_argument, 0, OPT_SCENE},
         {0, 0, 0, 0},
     };
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        if (opt == OPT_VERIFY || opt == OPT_SCENE)
-            return cli_usage_error(c.cmd, "--verify and --scene are not supported yet");
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 0) return cli_usage_error(c.cmd, "unknown option");
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
-    if (optind != argc - 1)
-        return cli_usage_error(c.cmd, optind == argc ? "missing FILE (or - for stdin)"
-                                                     : "expected one FILE");
-    char err[512];
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, refuse_verify, NULL);
+    if (rc >= 0) return rc;
+    if (c.scene) return refuse_verify(NULL, OPT_SCENE, NULL);
     size_t len;
-    char *src = cli_read_input(argv[optind], CLI_MAX_INPUT, &len, err, sizeof err);
-    if (!src) return cli_fail(c.cmd, "%s", err);
+    char *src = cli_read_one_input(&c, argc, argv, &len, &rc);
+    if (!src) return rc;
     skill_registry *reg = cli_load_registry(&c);
     if (!reg) {
         free(src);
@@ -79,7 +73,7 @@ int cmd_check(int argc, char **argv)
             fprintf(stderr, "%d:%d: %s\n", r.diags[i].line, r.diags[i].col, r.diags[i].message);
         if (r.ok) printf("ok (%s)\n", r.dialect);
     }
-    int rc = r.ok ? CLI_OK : CLI_FAIL;
+    rc = r.ok ? CLI_OK : CLI_FAIL;
     ms_result_free(&r);
     registry_free(reg);
     free(src);

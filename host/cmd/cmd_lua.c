@@ -59,18 +59,8 @@ int cmd_lua(int argc, char **argv)
                                          CLI_LIMIT_OPTIONS,
                                          {"scene", required_argument, 0, OPT_SCENE},
                                          {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 0) return cli_usage_error(c.cmd, "unknown option");
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, NULL, NULL);
+    if (rc >= 0) return rc;
     if (optind != argc - 1)
         return cli_usage_error(c.cmd, optind == argc ? "missing SCRIPT.lua (or - for stdin)"
                                                      : "only one script may be given");

@@ -71,18 +71,8 @@ int cmd_skills(int argc, char **argv)
 {
     cli_common c = {.cmd = "skills"};
     static const struct option opts[] = {CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 0) return cli_usage_error(c.cmd, "unknown option");
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, NULL, NULL);
+    if (rc >= 0) return rc;
     if (optind < argc) return cli_usage_error(c.cmd, "unexpected argument '%s'", argv[optind]);
 
     problem_count problems = {0};

@@ -20,25 +20,12 @@ int cmd_transpile(int argc, char **argv)
 {
     cli_common c = {.cmd = "transpile"};
     static const struct option opts[] = {CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 0 || opt == OPT_JSON) return cli_usage_error(c.cmd, "unknown option");
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
-    if (optind != argc - 1)
-        return cli_usage_error(c.cmd, optind == argc ? "missing FILE (or - for stdin)"
-                                                     : "expected one FILE");
-    char err[512];
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, NULL, NULL);
+    if (rc >= 0) return rc;
+    if (c.json) return cli_usage_error(c.cmd, "--json is not an option of transpile");
     size_t len;
-    char *src = cli_read_input(argv[optind], CLI_MAX_INPUT, &len, err, sizeof err);
-    if (!src) return cli_fail(c.cmd, "%s", err);
+    char *src = cli_read_one_input(&c, argc, argv, &len, &rc);
+    if (!src) return rc;
     skill_registry *reg = cli_load_registry(&c);
     if (!reg) {
         free(src);
@@ -49,7 +36,7 @@ int cmd_transpile(int argc, char **argv)
     if (r.ok) fputs(r.lua, stdout);
     for (int i = 0; i < r.ndiags; i++)
         fprintf(stderr, "%d:%d: %s\n", r.diags[i].line, r.diags[i].col, r.diags[i].message);
-    int rc = r.ok ? CLI_OK : CLI_FAIL;
+    rc = r.ok ? CLI_OK : CLI_FAIL;
     ms_result_free(&r);
     registry_free(reg);
     free(src);

@@ -159,6 +159,7 @@ static char *scene_now(mission *m)
     size_t need = vision_describe(objs, n, NULL, 0) + 1;
     char *out = malloc(need);
     if (out) vision_describe(objs, n, out, need);
+    if (out && m->o->obs.scene) m->o->obs.scene(m->o->obs.ud, out);
     return out;
 }
 

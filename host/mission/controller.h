@@ -71,6 +71,8 @@ typedef struct mission_observer {
     void (*plan)(void *ud, int index, const char *plan, size_t len, const char *diagnostics);
     /* A statement (or block header) of plan INDEX starts running. */
     void (*statement)(void *ud, int index, const char *text, size_t len, int depth);
+    /* The scene description sent to the LLM (for a plan or a probe). */
+    void (*scene)(void *ud, const char *description);
     void *ud;
 } mission_observer;
 

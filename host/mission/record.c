@@ -310,10 +310,24 @@ static void observe_plan(void *ud, int index, const char *plan, size_t len, cons
     mission_record_plan(ud, plan, len, diagnostics == NULL, diagnostics);
 }
 
+/* The scene snapshot a prompt was built from, with where the drone was. */
+static void observe_scene(void *ud, const char *description)
+{
+    mission_record *r = ud;
+    char err[512];
+    bool has_pose = r->world != NULL;
+    drone_pose p = {0, 0, 0, 0};
+    if (has_pose) p = mission_world_pose(r->world);
+    if (store_record_scene(r->m, store_mission_elapsed_ms(r->m), description, has_pose, p.x, p.y,
+                           p.z, p.yaw, err, sizeof err))
+        fail(r, NULL, err);
+}
+
 mission_observer mission_record_observer(mission_record *r, const char *model)
 {
     snprintf(r->model, sizeof r->model, "%s", model ? model : "");
-    return (mission_observer){.llm_exchange = observe_llm, .plan = observe_plan, .ud = r};
+    return (mission_observer){
+        .llm_exchange = observe_llm, .plan = observe_plan, .scene = observe_scene, .ud = r};
 }
 
 /* "timeout: no reply" back into the status and the message. */
