@@ -74,8 +74,8 @@ static const char usage[] =
     "has no camera (vision skills fail).\n"
     "\n"
     "Ctrl-C stops the mission at once (the drone hovers, a Tello then lands\n"
-    "unless --no-land); the report is still printed. Exit status: 0 success, 1 the plan or mission "
-    "failed, 2 usage.\n";
+    "unless --no-land); the report is still printed.\n"
+    "Exit status: 0 success, 1 the plan or mission failed, 2 usage.\n";
 
 enum {
     OPT_PLAN = OPT_FIRST_FREE,
