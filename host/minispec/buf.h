@@ -27,6 +27,8 @@ static inline void ms_buf_add(ms_buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 void ms_buf_adds(ms_buf *b, const char *s);
+/* Makes room for N more bytes and their NUL. */
+void ms_buf_reserve(ms_buf *b, size_t n);
 /* Appends a string literal (its length known at compile time). */
 #define ms_buf_addlit(b, lit) ms_buf_add((b), (lit), sizeof(lit) - 1)
 static inline void ms_buf_addc(ms_buf *b, char c)
@@ -51,9 +53,21 @@ void *ms_grow(void *p, int *cap, size_t elem);
 typedef struct ms_arena_block ms_arena_block;
 typedef struct ms_arena {
     ms_arena_block *head;
+    char *cur, *end; /* the free part of the head block */
 } ms_arena;
 
-void *ms_arena_alloc(ms_arena *a, size_t n);
+void *ms_arena_alloc_slow(ms_arena *a, size_t n);
+/* N bytes aligned for any type, valid until the next reset. */
+static inline void *ms_arena_alloc(ms_arena *a, size_t n)
+{
+    n = (n + _Alignof(max_align_t) - 1) & ~(size_t)(_Alignof(max_align_t) - 1);
+    if ((size_t)(a->end - a->cur) >= n) {
+        void *p = a->cur;
+        a->cur += n;
+        return p;
+    }
+    return ms_arena_alloc_slow(a, n);
+}
 /* Frees everything but the first block, which is kept for reuse. */
 void ms_arena_reset(ms_arena *a);
 void ms_arena_free(ms_arena *a);

@@ -168,26 +168,35 @@ const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t l
 }
 
 /* ms_find_skill through a small cache kept with the parser (which is reused
- * between compiles). A cached skill is trusted only if it lies inside the
- * registry's current skill array and carries the name: names are unique in
- * a registry, so that skill is the answer even if the registry changed. */
+ * between compiles). The cache is checked against the registry once per
+ * plan (ms_names_sync): a registry is only read while a plan compiles. A
+ * cached skill is trusted only if it carries the name: names are unique in a
+ * registry, so that skill is the answer. */
+void ms_names_sync(ms_parser *P)
+{
+    if (!P->reg) {
+        P->names.array = false;
+        return;
+    }
+    size_t n = registry_count(P->reg);
+    const skill *base = n ? registry_at(P->reg, 0) : NULL;
+    if (P->names.reg == P->reg && P->names.base == base && P->names.count == n) return;
+    memset(P->names.slot, 0, sizeof P->names.slot);
+    P->names.reg = P->reg;
+    P->names.base = base;
+    P->names.count = n;
+    /* only a registry that keeps its skills in one array is cached */
+    P->names.array = n && registry_at(P->reg, n - 1) == base + (n - 1);
+}
+
 const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
 {
     if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
-    size_t n = registry_count(P->reg);
-    const skill *base = n ? registry_at(P->reg, 0) : NULL;
-    if (P->names.reg != P->reg || P->names.base != base || P->names.count != n) {
-        memset(P->names.slot, 0, sizeof P->names.slot);
-        P->names.reg = P->reg;
-        P->names.base = base;
-        P->names.count = n;
-    }
+    if (!P->names.array) return ms_find_skill(P->reg, name, len);
     unsigned h =
         ((unsigned char)name[0] * 31u + (unsigned char)name[len - 1] * 7u + (unsigned)len) & 63u;
-    if (!n || registry_at(P->reg, n - 1) != base + (n - 1)) /* not one array: no cache */
-        return ms_find_skill(P->reg, name, len);
     const skill *c = P->names.slot[h];
-    if (c && c >= base && c < base + n && skill_named(c, name, len)) return c;
+    if (c && skill_named(c, name, len)) return c;
     const skill *s = ms_find_skill(P->reg, name, len);
     if (s) P->names.slot[h] = s;
     return s;

@@ -501,9 +501,10 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     ms_buf_addlit(&P->code, "if ");
     ms_emit_truth(&P->code, cond);
     ms_buf_addlit(&P->code, " then");
-    /* the chunk a stream controller runs to decide the branch */
-    ms_buf_addlit(&P->chunk, "return ");
-    ms_emit_truth(&P->chunk, cond);
+    if (!P->recover) { /* the chunk a stream controller runs to decide the branch */
+        ms_buf_addlit(&P->chunk, "return ");
+        ms_emit_truth(&P->chunk, cond);
+    }
     ev->block = MS_BLOCK_COND;
     push_block(P, MS_BLOCK_COND, &brace, 0);
     return MS_EV_BLOCK_BEGIN;

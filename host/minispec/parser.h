@@ -77,6 +77,7 @@ typedef struct ms_parser {
         const skill_registry *reg;
         const skill *base;
         size_t count;
+        bool array; /* the skills are one array: cache them */
         const skill *slot[64];
     } names;
 
@@ -134,6 +135,8 @@ void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
 
 /* The skill called NAME[0..LEN) (as registry_find), or NULL. */
 const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t len);
+/* Checks the parser's name cache against its registry (once per plan). */
+void ms_names_sync(ms_parser *P);
 /* ms_find_skill with a per-parser cache. */
 const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len);
 /* Resolves NAME or reports it, with a hint, at TOK. NULL when unknown. */

@@ -17,6 +17,7 @@
  * past a whole '{...}' group (the broken statement's block). */
 static void resync(ms_parser *P)
 {
+    P->have_ahead = false;
     P->lx.at.pos = P->err_at.off;
     P->lx.at.line = P->err_at.line;
     P->lx.at.col = P->err_at.col;
@@ -132,7 +133,6 @@ static void reset_unit(ms_parser *P)
     P->unit_v1 = P->unit_v2 = 0;
     P->unit_nodes = 0;
     P->nesting = P->nblocks;
-    P->have_ahead = false;
     P->code.len = 0;
     if (P->code.data) P->code.data[0] = '\0';
     P->chunk.len = 0;
@@ -164,7 +164,9 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
     }
     for (;;) {
         reset_unit(P);
-        ms_lexpos start = P->lx.at;
+        /* A whole plan keeps the token that ended the previous unit (read
+         * once); the stream parser reads it again, as its buffer grows. */
+        ms_lexpos start = P->have_ahead ? P->before_ahead : P->lx.at;
         int first_diag = P->ndiags;
         ms_event_kind kind;
         int jumped = setjmp(P->jb);
@@ -190,8 +192,12 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             return MS_EV_ERROR;
         }
         kind = ms_parse_unit(P, ev);
-        if (P->have_ahead) P->lx.at = P->before_ahead; /* un-read the lookahead */
-        bool long_unit = kind != MS_EV_DONE && P->lx.at.pos - ev->off > MS_MAX_UNIT_BYTES;
+        if (P->have_ahead && !P->recover) { /* un-read the lookahead */
+            P->lx.at = P->before_ahead;
+            P->have_ahead = false;
+        }
+        size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
+        bool long_unit = kind != MS_EV_DONE && unit_stop - ev->off > MS_MAX_UNIT_BYTES;
         if (long_unit) too_long(P, start, ev); /* reported before the unit's own errors */
         if (kind == MS_EV_DONE) {
             if (P->nblocks > 0) {
@@ -263,6 +269,7 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->nunit_used = 0;
     P->unit_assign = -1;
     P->stopped = false;
+    ms_names_sync(P);
 }
 
 void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final)
