@@ -95,13 +95,6 @@ static char *assemble(const ms_parser *P, const char *head, const char *tail)
     return lua;
 }
 
-static void run(ms_parser *P)
-{
-    ms_event ev;
-    while (ms_parser_step(P, &ev) != MS_EV_DONE) {
-    }
-}
-
 int minispec_compile(const skill_registry *reg, const char *src, size_t len, const ms_options *opts,
                      ms_result *out)
 {
@@ -110,7 +103,7 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len, con
     plan.nparams = 0;
     ms_parser *P = parser_get(reg, &plan);
     ms_parser_set_input(P, src, len, true);
-    run(P);
+    ms_parser_run(P);
     collect(P, out);
     if (out->ok) out->lua = assemble(P, "local ms, v = minispec, {}\n", "");
     parser_put(P);
@@ -127,7 +120,7 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
     P->indent = 1;
     P->in_skill = true;
     ms_parser_set_input(P, src, len, true);
-    run(P);
+    ms_parser_run(P);
     collect(P, out);
     if (out->ok) {
         ms_buf head = {0};

@@ -210,6 +210,60 @@ static const unsigned char space_byte[256] = {
     [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\f'] = 1, ['\v'] = 1, ['\n'] = 2,
 };
 
+/* Every token but words and one-byte ones, at lx->at (past whitespace),
+ * its first byte C. Kept out of line so that the common tokens' path stays
+ * small. */
+static __attribute__((noinline)) ms_tok_kind scan_other(ms_lexer *lx, ms_token *t, int c)
+{
+    t->kind = MS_T_EOF;
+    t->len = 0;
+    switch (c) {
+    case '-': return scan_pair(lx, t, '>', MS_T_MINUS, MS_T_ARROW);
+    case '=': return scan_pair(lx, t, '=', MS_T_ASSIGN, MS_T_EQ);
+    case '<': return scan_pair(lx, t, '=', MS_T_LT, MS_T_LE);
+    case '>': return scan_pair(lx, t, '=', MS_T_GT, MS_T_GE);
+    case '\'':
+    case '"': return scan_string(lx, t);
+    case '!':
+        if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, MS_T_NE, 1, true);
+        if (peek_at(lx, lx->at.pos + 1) == '=') return finish(lx, t, MS_T_NE, 2, false);
+        return error_token(lx, t, 1, "unexpected '!'%s (use '!=' to compare)", "");
+    case '&':
+    case '|': {
+        ms_tok_kind k = c == '&' ? MS_T_AND : MS_T_OR;
+        if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k, 1, true);
+        if (peek_at(lx, lx->at.pos + 1) == c)
+            return error_token(lx, t, 2, "unexpected '%s' (MiniSpec writes a single one)",
+                               c == '&' ? "&&" : "||");
+        return finish(lx, t, k, 1, false);
+    }
+    default: break;
+    }
+    if (is_digit(c)) return scan_number(lx, t);
+    if (is_alpha(c) || c == '_' || c == '$') return scan_name(lx, t);
+    /* Anything else: report the whole UTF-8 character (waiting for all of
+     * its bytes); bytes that are not valid UTF-8 are shown escaped. */
+    size_t n = 1, want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    while (n < want && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80)
+        n++;
+    if (n < want && unknown_at(lx, lx->at.pos + n)) return finish(lx, t, MS_T_ERROR, n, true);
+    char shown[16];
+    if (n == want && want > 1 && c < 0xF5) {
+        memcpy(shown, lx->src + lx->at.pos, n);
+        shown[n] = '\0';
+    } else {
+        n = 1;
+        snprintf(shown, sizeof shown, "\\x%02x", c);
+    }
+    if (c < 0x80) {
+        if (c < 0x20 || c == 0x7f)
+            snprintf(shown, sizeof shown, "\\x%02x", c);
+        else
+            snprintf(shown, sizeof shown, "%c", c);
+    }
+    return error_token(lx, t, n, "unexpected character '%s'", shown);
+}
+
 ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
 {
     const unsigned char *src = (const unsigned char *)lx->src;
@@ -258,53 +312,7 @@ ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
     }
     lx->at.pos = pos;
     lx->at.col = col;
-    t->kind = MS_T_EOF;
-    t->len = 0;
-    switch (c) {
-    case '-': return scan_pair(lx, t, '>', MS_T_MINUS, MS_T_ARROW);
-    case '=': return scan_pair(lx, t, '=', MS_T_ASSIGN, MS_T_EQ);
-    case '<': return scan_pair(lx, t, '=', MS_T_LT, MS_T_LE);
-    case '>': return scan_pair(lx, t, '=', MS_T_GT, MS_T_GE);
-    case '\'':
-    case '"': return scan_string(lx, t);
-    case '!':
-        if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, MS_T_NE, 1, true);
-        if (peek_at(lx, lx->at.pos + 1) == '=') return finish(lx, t, MS_T_NE, 2, false);
-        return error_token(lx, t, 1, "unexpected '!'%s (use '!=' to compare)", "");
-    case '&':
-    case '|': {
-        ms_tok_kind k = c == '&' ? MS_T_AND : MS_T_OR;
-        if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k, 1, true);
-        if (peek_at(lx, lx->at.pos + 1) == c)
-            return error_token(lx, t, 2, "unexpected '%s' (MiniSpec writes a single one)",
-                               c == '&' ? "&&" : "||");
-        return finish(lx, t, k, 1, false);
-    }
-    default: break;
-    }
-    if (is_digit(c)) return scan_number(lx, t);
-    if (is_alpha(c) || c == '_' || c == '$') return scan_name(lx, t);
-    /* Anything else: report the whole UTF-8 character (waiting for all of
-     * its bytes); bytes that are not valid UTF-8 are shown escaped. */
-    size_t n = 1, want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    while (n < want && (peek_at(lx, lx->at.pos + n) & 0xC0) == 0x80)
-        n++;
-    if (n < want && unknown_at(lx, lx->at.pos + n)) return finish(lx, t, MS_T_ERROR, n, true);
-    char shown[16];
-    if (n == want && want > 1 && c < 0xF5) {
-        memcpy(shown, lx->src + lx->at.pos, n);
-        shown[n] = '\0';
-    } else {
-        n = 1;
-        snprintf(shown, sizeof shown, "\\x%02x", c);
-    }
-    if (c < 0x80) {
-        if (c < 0x20 || c == 0x7f)
-            snprintf(shown, sizeof shown, "\\x%02x", c);
-        else
-            snprintf(shown, sizeof shown, "%c", c);
-    }
-    return error_token(lx, t, n, "unexpected character '%s'", shown);
+    return scan_other(lx, t, c);
 }
 
 bool ms_tok_kind_certain(ms_tok_kind k)

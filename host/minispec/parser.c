@@ -266,7 +266,9 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         e->text = P->lx.src + tok.off;
         e->len = tok.len;
         e->is_int = tok.kind == MS_T_INT;
-        if (tok.kind == MS_T_FLOAT || tok.len > 100) { /* ints need no value here */
+        /* The value is needed only to write a numeral too long for Lua;
+         * the checker reads short ones itself when it must. */
+        if (tok.len > 100) {
             char digits[400];
             size_t n = tok.len < sizeof digits - 1 ? tok.len : sizeof digits - 1;
             memcpy(digits, e->text, n);

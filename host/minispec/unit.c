@@ -51,8 +51,8 @@ static void emit_line(ms_parser *P, const char *text, size_t len)
 
 static const char chunk_head[] = "local ms, v = minispec, ...\n";
 
-/* Applies a completed unit: its checking effects, its Lua, its event. */
-static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
+/* Applies a completed unit's checking effects. */
+static void commit_checks(ms_parser *P)
 {
     for (int i = 0; i < P->npending; i++) {
         ms_diag *d = &P->pending[i];
@@ -69,7 +69,12 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
     P->v1_calls += P->unit_v1;
     P->v2_calls += P->unit_v2;
     if (P->unit_assign >= 0) ms_define(P, P->unit_assign);
+}
 
+/* Applies a completed unit: its checking effects, its Lua, its event. */
+static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
+{
+    commit_checks(P);
     ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
     ev->depth = P->nblocks;
     ev->lua = NULL;
@@ -238,6 +243,82 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
     }
 }
 
+/* ms_parser_step's whole-plan mode (recover, final input) in one loop, for
+ * speed: no events, one setjmp per syntax error instead of one per unit,
+ * and each unit's Lua written straight into the plan's Lua (its line's
+ * indentation first, taken back if the unit writes no line). */
+void ms_parser_run(ms_parser *P)
+{
+    ms_buf own_code = P->code; /* P->code stands for P->lua while a unit parses */
+    ms_event ev;
+    memset(&ev, 0, sizeof ev);
+    switch (setjmp(P->jb)) {
+    case 0: break;
+    case MS_JMP_SYNTAX:
+        P->lua = P->code;
+        P->code = own_code;
+        P->lua.len = P->unit_mark;
+        if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+        commit_checks(P);
+        resync(P);
+        break;
+    default: /* more input: impossible once the input is final */
+        P->lua = P->code;
+        P->code = own_code;
+        P->lua.len = P->unit_mark;
+        if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+        return;
+    }
+    for (;;) {
+        reset_unit(P);
+        ms_lexpos start = P->have_ahead ? P->before_ahead : P->lx.at;
+        P->unit_mark = P->lua.len;
+        ms_buf_indent(&P->lua, P->indent);
+        P->code = P->lua;
+        ms_event_kind kind = ms_parse_unit(P, &ev);
+        P->lua = P->code;
+        P->code = own_code;
+        if (kind == MS_EV_DONE) {
+            P->lua.len = P->unit_mark;
+            if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+            if (P->nblocks > 0) {
+                ms_open_block *b = &P->blocks[P->nblocks - 1];
+                if (P->nblocks == 1)
+                    ms_parser_diag(P, ev.line, ev.col,
+                                   "missing '}' to close the block opened at %d:%d", b->line,
+                                   b->col);
+                else
+                    ms_parser_diag(P, ev.line, ev.col,
+                                   "missing %d '}' (the innermost block opened at %d:%d)",
+                                   P->nblocks, b->line, b->col);
+                P->nblocks = 0;
+            }
+            return;
+        }
+        size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
+        if (unit_stop - ev.off > MS_MAX_UNIT_BYTES) too_long(P, start, &ev);
+        commit_checks(P);
+        switch (kind) {
+        case MS_EV_STATEMENT: ms_buf_addc(&P->lua, '\n'); break;
+        case MS_EV_BLOCK_BEGIN:
+            ms_buf_addc(&P->lua, '\n');
+            P->indent++;
+            P->blocks[P->nblocks - 1].body_start = P->lua.len;
+            break;
+        default:
+            P->lua.len = P->unit_mark;
+            if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+            break;
+        }
+        if (kind == MS_EV_BLOCK_END) {
+            ms_open_block *b = &P->blocks[--P->nblocks];
+            if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+            P->indent--;
+            emit_line(P, "end", 3);
+        }
+    }
+}
+
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
 {
     memset(P, 0, sizeof *P);
@@ -292,6 +373,7 @@ void ms_parser_free(ms_parser *P)
     free(P->pending);
     free(P->used);
     free(P->unit_used);
+    free(P->names.table);
 }
 
 const char *ms_parser_dialect(const ms_parser *P)
