@@ -49,12 +49,6 @@ void ms_buf_addi(ms_buf *b, long long v)
     ms_buf_add(b, tmp + n, sizeof tmp - (size_t)n);
 }
 
-void ms_buf_indent(ms_buf *b, int levels)
-{
-    for (int i = 0; i < levels; i++)
-        ms_buf_add(b, "  ", 2);
-}
-
 char *ms_buf_take(ms_buf *b)
 {
     if (!b->data) {
@@ -94,13 +88,14 @@ void *ms_arena_alloc_slow(ms_arena *a, size_t n)
     }
     blk->cap = cap;
     blk->next = a->head;
+    a->first = a->head ? NULL : (char *)blk->data;
     a->head = blk;
     a->cur = (char *)blk->data + n;
     a->end = (char *)blk->data + cap;
     return blk->data;
 }
 
-void ms_arena_reset(ms_arena *a)
+void ms_arena_reset_slow(ms_arena *a)
 {
     ms_arena_block *blk = a->head;
     if (!blk) return;
@@ -110,6 +105,7 @@ void ms_arena_reset(ms_arena *a)
         blk = next;
     }
     a->head = blk;
+    a->first = (char *)blk->data;
     a->cur = (char *)blk->data;
     a->end = (char *)blk->data + blk->cap;
 }
@@ -119,7 +115,7 @@ void ms_arena_free(ms_arena *a)
     ms_arena_reset(a);
     free(a->head);
     a->head = NULL;
-    a->cur = a->end = NULL;
+    a->cur = a->end = a->first = NULL;
 }
 
 void *ms_grow(void *p, int *cap, size_t elem)

@@ -41,7 +41,16 @@ static inline void ms_buf_addc(ms_buf *b, char c)
     b->data[b->len] = '\0';
 }
 void ms_buf_addi(ms_buf *b, long long v);
-void ms_buf_indent(ms_buf *b, int levels);
+/* Appends LEVELS levels of indentation (two spaces each). */
+static inline void ms_buf_indent(ms_buf *b, int levels)
+{
+    if (levels <= 0) return;
+    size_t n = 2 * (size_t)levels;
+    if (b->len + n + 1 > b->cap) ms_buf_reserve(b, n);
+    memset(b->data + b->len, ' ', n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
 /* Gives the text to the caller (malloc'd, NUL-terminated) and empties B. */
 char *ms_buf_take(ms_buf *b);
 void ms_buf_free(ms_buf *b);
@@ -54,6 +63,7 @@ typedef struct ms_arena_block ms_arena_block;
 typedef struct ms_arena {
     ms_arena_block *head;
     char *cur, *end; /* the free part of the head block */
+    char *first;     /* the data of the only block, NULL if none or several */
 } ms_arena;
 
 void *ms_arena_alloc_slow(ms_arena *a, size_t n);
@@ -69,7 +79,14 @@ static inline void *ms_arena_alloc(ms_arena *a, size_t n)
     return ms_arena_alloc_slow(a, n);
 }
 /* Frees everything but the first block, which is kept for reuse. */
-void ms_arena_reset(ms_arena *a);
+void ms_arena_reset_slow(ms_arena *a);
+static inline void ms_arena_reset(ms_arena *a)
+{
+    if (a->first)
+        a->cur = a->first;
+    else
+        ms_arena_reset_slow(a);
+}
 void ms_arena_free(ms_arena *a);
 
 #endif

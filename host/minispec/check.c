@@ -136,9 +136,13 @@ void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char
     if (best && best_d <= limit) format_hint(best, out, outlen);
 }
 
+/* NAME (NUL-terminated) is S[0..LEN), LEN > 0. Names are short: a plain
+ * loop beats a call to memcmp. */
 static bool same_name(const char *name, const char *s, size_t len)
 {
-    return name[0] == s[0] && memcmp(name, s, len) == 0 && name[len] == '\0';
+    for (size_t i = 0; i < len; i++)
+        if (name[i] != s[i]) return false;
+    return name[len] == '\0';
 }
 
 static bool skill_named(const skill *s, const char *name, size_t len)

@@ -45,11 +45,11 @@ static void collect(ms_parser *P, ms_result *out)
     out->skills = malloc(bytes);
     if (!out->skills) abort();
     char *text = (char *)(out->skills + P->nused + 1);
-    for (int i = 0; i < P->nused; i++) {
-        size_t n = strlen(P->used[i]->name) + 1;
-        memcpy(text, P->used[i]->name, n);
+    for (int i = 0; i < P->nused; i++) { /* names are short: copied with their NUL */
+        const char *name = P->used[i]->name;
         out->skills[i] = text;
-        text += n;
+        while ((*text++ = *name++) != '\0') {
+        }
     }
     out->skills[P->nused] = NULL;
     out->nskills = P->nused;
@@ -84,9 +84,8 @@ static void parser_put(ms_parser *P)
 }
 
 /* HEAD + the statements + TAIL, in one allocation. */
-static char *assemble(const ms_parser *P, const char *head, const char *tail)
+static char *assemble(const ms_parser *P, const char *head, size_t h, const char *tail, size_t t)
 {
-    size_t h = strlen(head), t = strlen(tail);
     char *lua = malloc(h + P->lua.len + t + 1);
     if (!lua) abort();
     memcpy(lua, head, h);
@@ -105,7 +104,8 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len, con
     ms_parser_set_input(P, src, len, true);
     ms_parser_run(P);
     collect(P, out);
-    if (out->ok) out->lua = assemble(P, "local ms, v = minispec, {}\n", "");
+    static const char head[] = "local ms, v = minispec, {}\n";
+    if (out->ok) out->lua = assemble(P, head, sizeof head - 1, "", 0);
     parser_put(P);
     return out->ok ? 0 : -1;
 }
@@ -131,7 +131,7 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
             ms_buf_addi(&head, i);
         }
         ms_buf_addlit(&head, ")\n  local v = {}\n");
-        out->lua = assemble(P, head.data, "end\n");
+        out->lua = assemble(P, head.data, head.len, "end\n", 4);
         ms_buf_free(&head);
     }
     parser_put(P);

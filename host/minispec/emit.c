@@ -221,17 +221,17 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
         } else {
             int p = power(e);
             emit_number_operand(out, e->a, p);
-            ms_buf_adds(out, e->op == MS_T_PLUS ? " + " : e->op == MS_T_MINUS ? " - " : " * ");
+            ms_buf_add(out, e->op == MS_T_PLUS ? " + " : e->op == MS_T_MINUS ? " - " : " * ", 3);
             emit_number_operand(out, e->b, p + 1); /* a - (b - c) keeps its parentheses */
         }
         break;
     case MS_E_COMPARE:
         if (e->op == MS_T_EQ || e->op == MS_T_NE) {
             emit_at(out, e->a, 4);
-            ms_buf_adds(out, e->op == MS_T_EQ ? " == " : " ~= ");
+            ms_buf_add(out, e->op == MS_T_EQ ? " == " : " ~= ", 4);
             emit_at(out, e->b, 4);
         } else {
-            ms_buf_adds(out, ordering_fn(e->op));
+            ms_buf_add(out, ordering_fn(e->op), 6);
             ms_emit_expr(out, e->a);
             ms_buf_add(out, ", ", 2);
             ms_emit_expr(out, e->b);
@@ -242,7 +242,10 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
     case MS_E_OR: {
         int p = power(e);
         emit_truth_at(out, e->a, p);
-        ms_buf_adds(out, e->kind == MS_E_AND ? " and " : " or ");
+        if (e->kind == MS_E_AND)
+            ms_buf_addlit(out, " and ");
+        else
+            ms_buf_addlit(out, " or ");
         emit_truth_at(out, e->b, p + 1);
         break;
     }
