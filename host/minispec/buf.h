@@ -46,8 +46,11 @@ static inline void ms_buf_indent(ms_buf *b, int levels)
 {
     if (levels <= 0) return;
     size_t n = 2 * (size_t)levels;
-    if (b->len + n + 1 > b->cap) ms_buf_reserve(b, n);
-    memset(b->data + b->len, ' ', n);
+    if (b->len + n + 8 > b->cap) ms_buf_reserve(b, n + 8);
+    if (n <= 8) /* one 8-byte store (past the end is room to spare) */
+        memcpy(b->data + b->len, "        ", 8);
+    else
+        memset(b->data + b->len, ' ', n);
     b->len += n;
     b->data[b->len] = '\0';
 }

@@ -45,11 +45,11 @@ static void collect(ms_parser *P, ms_result *out)
     out->skills = malloc(bytes);
     if (!out->skills) abort();
     char *text = (char *)(out->skills + P->nused + 1);
-    for (int i = 0; i < P->nused; i++) { /* names are short: copied with their NUL */
-        const char *name = P->used[i]->name;
+    for (int i = 0; i < P->nused; i++) {
+        size_t n = strlen(P->used[i]->name) + 1;
+        memcpy(text, P->used[i]->name, n);
         out->skills[i] = text;
-        while ((*text++ = *name++) != '\0') {
-        }
+        text += n;
     }
     out->skills[P->nused] = NULL;
     out->nskills = P->nused;

@@ -281,6 +281,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         ms_token tok;
         next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_STRING, &tok);
+        const char *body = P->lx.src + tok.off + 1;
+        if (!memchr(body, '\\', tok.len - 2)) { /* no escapes: the bytes as they are */
+            e->text = body;
+            e->len = tok.len - 2;
+            return e;
+        }
         char *text = ms_arena_alloc(&P->arena, tok.len);
         e->len = ms_string_decode(P->lx.src, &tok, text);
         e->text = text;
