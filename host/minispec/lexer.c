@@ -310,6 +310,28 @@ ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
         t->partial = i >= len && !lx->final;
         return MS_T_WORD;
     }
+    /* '=', '==', a plain integer and `_N` with a byte after them: certain
+     * here; anything at the end of the buffer goes the careful way. */
+    if (c == '=' && pos + 1 < len) {
+        size_t n = src[pos + 1] == '=' ? 2 : 1;
+        lx->at.pos = pos + n;
+        lx->at.col = col + (int)n;
+        t->kind = n == 2 ? MS_T_EQ : MS_T_ASSIGN;
+        t->len = (unsigned)n;
+        return (ms_tok_kind)t->kind;
+    }
+    if (is_digit(c) || (c == '_' && pos + 1 < len && is_digit(src[pos + 1]))) {
+        size_t i = pos + 1;
+        while (i < len && is_digit(src[i]))
+            i++;
+        if (i < len && (c == '_' || src[i] != '.')) {
+            lx->at.pos = i;
+            lx->at.col = col + (int)(i - pos);
+            t->kind = c == '_' ? MS_T_VAR : MS_T_INT;
+            t->len = (unsigned)(i - pos);
+            return (ms_tok_kind)t->kind;
+        }
+    }
     lx->at.pos = pos;
     lx->at.col = col;
     return scan_other(lx, t, c);

@@ -251,7 +251,8 @@ void ms_parser_run(ms_parser *P)
 {
     ms_buf own_code = P->code; /* P->code stands for P->lua while a unit parses */
     ms_event ev;
-    memset(&ev, 0, sizeof ev);
+    ev.off = 0; /* set by each unit (no memset: it would compile to `rep stos`) */
+    ev.line = ev.col = 0;
     switch (setjmp(P->jb)) {
     case 0: break;
     case MS_JMP_SYNTAX:
