@@ -496,9 +496,9 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
         ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
                             num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
                             num.len > 20 ? "..." : "", P->max_loop);
-    ms_buf_addlit(&P->code, "for _ = 1, ");
-    ms_buf_addi(&P->code, count);
-    ms_buf_addlit(&P->code, " do");
+    ms_buf_addlit(P->out, "for _ = 1, ");
+    ms_buf_addi(P->out, count);
+    ms_buf_addlit(P->out, " do");
     ev->block = MS_BLOCK_LOOP;
     ev->count = count;
     push_block(P, MS_BLOCK_LOOP, &brace, count);
@@ -519,9 +519,9 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     ms_token brace;
     next_into(P, &brace);
     enter(P, &brace);
-    ms_buf_addlit(&P->code, "if ");
-    ms_emit_truth(&P->code, cond);
-    ms_buf_addlit(&P->code, " then");
+    ms_buf_addlit(P->out, "if ");
+    ms_emit_truth(P->out, cond);
+    ms_buf_addlit(P->out, " then");
     if (!P->recover) { /* the chunk a stream controller runs to decide the branch */
         ms_buf_addlit(&P->chunk, "return ");
         ms_emit_truth(&P->chunk, cond);
@@ -546,10 +546,10 @@ static ms_event_kind parse_assign(ms_parser *P)
     next(P);
     ms_expr *e = parse_expr(P, false);
     P->unit_assign = parse_index(P->lx.src + var.off + 1, var.len - 1);
-    ms_buf_addlit(&P->code, "v._");
-    ms_buf_addi(&P->code, P->unit_assign);
-    ms_buf_addlit(&P->code, " = ");
-    ms_emit_expr(&P->code, e);
+    ms_buf_addlit(P->out, "v._");
+    ms_buf_addi(P->out, P->unit_assign);
+    ms_buf_addlit(P->out, " = ");
+    ms_emit_expr(P->out, e);
     return MS_EV_STATEMENT;
 }
 
@@ -558,9 +558,9 @@ static ms_event_kind parse_return(ms_parser *P)
 {
     next(P);
     ms_expr *e = parse_expr(P, false);
-    ms_buf_addlit(&P->code, "do return ");
-    ms_emit_expr(&P->code, e);
-    ms_buf_addlit(&P->code, " end");
+    ms_buf_addlit(P->out, "do return ");
+    ms_emit_expr(P->out, e);
+    ms_buf_addlit(P->out, " end");
     return MS_EV_STATEMENT;
 }
 
@@ -602,9 +602,9 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         s = ms_check_skill(P, &name); /* reports it, with a hint */
     ms_expr *call = parse_call(P, &name, s);
     if (is_replan(s)) {
-        ms_buf_addlit(&P->code, "do return ms.replan() end");
+        ms_buf_addlit(P->out, "do return ms.replan() end");
     } else {
-        ms_emit_expr(&P->code, call);
+        ms_emit_expr(P->out, call);
     }
     return MS_EV_STATEMENT;
 }

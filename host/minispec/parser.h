@@ -57,6 +57,7 @@ typedef struct ms_parser {
     ms_buf lua;   /* the whole-plan Lua so far */
     int indent;   /* of the next line */
     ms_buf code;  /* the current unit's Lua */
+    ms_buf *out;  /* where a unit's Lua goes: &code, or &lua in ms_parser_run */
     ms_buf chunk; /* the current event's chunk */
 
     ms_open_block *blocks;

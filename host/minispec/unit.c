@@ -249,25 +249,22 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
  * indentation first, taken back if the unit writes no line). */
 void ms_parser_run(ms_parser *P)
 {
-    ms_buf own_code = P->code; /* P->code stands for P->lua while a unit parses */
+    P->out = &P->lua; /* units write their Lua straight into the plan's */
     ms_event ev;
     ev.off = 0; /* set by each unit (no memset: it would compile to `rep stos`) */
     ev.line = ev.col = 0;
     switch (setjmp(P->jb)) {
     case 0: break;
     case MS_JMP_SYNTAX:
-        P->lua = P->code;
-        P->code = own_code;
         P->lua.len = P->unit_mark;
         if (P->lua.data) P->lua.data[P->lua.len] = '\0';
         commit_checks(P);
         resync(P);
         break;
     default: /* more input: impossible once the input is final */
-        P->lua = P->code;
-        P->code = own_code;
         P->lua.len = P->unit_mark;
         if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+        P->out = &P->code;
         return;
     }
     for (;;) {
@@ -275,10 +272,7 @@ void ms_parser_run(ms_parser *P)
         ms_lexpos start = P->have_ahead ? P->before_ahead : P->lx.at;
         P->unit_mark = P->lua.len;
         ms_buf_indent(&P->lua, P->indent);
-        P->code = P->lua;
         ms_event_kind kind = ms_parse_unit(P, &ev);
-        P->lua = P->code;
-        P->code = own_code;
         if (kind == MS_EV_DONE) {
             P->lua.len = P->unit_mark;
             if (P->lua.data) P->lua.data[P->lua.len] = '\0';
@@ -294,6 +288,7 @@ void ms_parser_run(ms_parser *P)
                                    P->nblocks, b->line, b->col);
                 P->nblocks = 0;
             }
+            P->out = &P->code;
             return;
         }
         size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
@@ -339,6 +334,7 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->lua.len = 0;
     P->indent = 0;
     P->code.len = 0;
+    P->out = &P->code;
     P->chunk.len = 0;
     P->nblocks = 0;
     if (P->defined_bytes) memset(P->defined, 0, P->defined_bytes);
