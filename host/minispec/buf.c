@@ -26,6 +26,11 @@ void ms_buf_add_slow(ms_buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
+void ms_buf_reserve(ms_buf *b, size_t n)
+{
+    if (b->len + n + 1 > b->cap) grow(b, b->len + n + 1);
+}
+
 void ms_buf_adds(ms_buf *b, const char *s)
 {
     ms_buf_add(b, s, strlen(s));
@@ -42,12 +47,6 @@ void ms_buf_addi(ms_buf *b, long long v)
     } while (u);
     if (v < 0) tmp[--n] = '-';
     ms_buf_add(b, tmp + n, sizeof tmp - (size_t)n);
-}
-
-void ms_buf_indent(ms_buf *b, int levels)
-{
-    for (int i = 0; i < levels; i++)
-        ms_buf_add(b, "  ", 2);
 }
 
 char *ms_buf_take(ms_buf *b)
@@ -73,34 +72,30 @@ void ms_buf_free(ms_buf *b)
 
 struct ms_arena_block {
     ms_arena_block *next;
-    size_t used, cap;
+    size_t cap;
     max_align_t data[];
 };
 
 #define ARENA_BLOCK 8192
 
-void *ms_arena_alloc(ms_arena *a, size_t n)
+void *ms_arena_alloc_slow(ms_arena *a, size_t n)
 {
-    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-    ms_arena_block *blk = a->head;
-    if (!blk || blk->used + n > blk->cap) {
-        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-        blk = malloc(sizeof *blk + cap);
-        if (!blk) {
-            fputs("aloft: out of memory\n", stderr);
-            abort();
-        }
-        blk->used = 0;
-        blk->cap = cap;
-        blk->next = a->head;
-        a->head = blk;
+    size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+    ms_arena_block *blk = malloc(sizeof *blk + cap);
+    if (!blk) {
+        fputs("aloft: out of memory\n", stderr);
+        abort();
     }
-    void *p = (char *)blk->data + blk->used;
-    blk->used += n;
-    return p;
+    blk->cap = cap;
+    blk->next = a->head;
+    a->first = a->head ? NULL : (char *)blk->data;
+    a->head = blk;
+    a->cur = (char *)blk->data + n;
+    a->end = (char *)blk->data + cap;
+    return blk->data;
 }
 
-void ms_arena_reset(ms_arena *a)
+void ms_arena_reset_slow(ms_arena *a)
 {
     ms_arena_block *blk = a->head;
     if (!blk) return;
@@ -109,8 +104,10 @@ void ms_arena_reset(ms_arena *a)
         free(blk);
         blk = next;
     }
-    blk->used = 0;
     a->head = blk;
+    a->first = (char *)blk->data;
+    a->cur = (char *)blk->data;
+    a->end = (char *)blk->data + blk->cap;
 }
 
 void ms_arena_free(ms_arena *a)
@@ -118,6 +115,7 @@ void ms_arena_free(ms_arena *a)
     ms_arena_reset(a);
     free(a->head);
     a->head = NULL;
+    a->cur = a->end = a->first = NULL;
 }
 
 void *ms_grow(void *p, int *cap, size_t elem)

@@ -136,9 +136,13 @@ void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char
     if (best && best_d <= limit) format_hint(best, out, outlen);
 }
 
+/* NAME (NUL-terminated) is S[0..LEN), LEN > 0. Names are short: a plain
+ * loop beats a call to memcmp. */
 static bool same_name(const char *name, const char *s, size_t len)
 {
-    return name[0] == s[0] && memcmp(name, s, len) == 0 && name[len] == '\0';
+    for (size_t i = 0; i < len; i++)
+        if (name[i] != s[i]) return false;
+    return name[len] == '\0';
 }
 
 static bool skill_named(const skill *s, const char *name, size_t len)
@@ -167,30 +171,84 @@ const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t l
     return NULL;
 }
 
-/* ms_find_skill through a small cache kept with the parser (which is reused
- * between compiles). A cached skill is trusted only if it lies inside the
- * registry's current skill array and carries the name: names are unique in
- * a registry, so that skill is the answer even if the registry changed. */
+/* Name lookups go through a hash table of every name of the registry's
+ * skills, built on the first lookup of a plan whose registry differs from
+ * the last one. A registry may still change in place (abbreviations are
+ * given out late), so a hit is checked against the skill's current names
+ * and a miss falls back to the registry-order search: the table only makes
+ * the common case fast, it never decides alone. */
+void ms_names_sync(ms_parser *P)
+{
+    size_t n = P->reg ? registry_count(P->reg) : 0;
+    const skill *base = n ? registry_at(P->reg, 0) : NULL;
+    if (P->names.reg == P->reg && P->names.base == base && P->names.count == n) return;
+    P->names.reg = P->reg;
+    P->names.base = base;
+    P->names.count = n;
+    P->names.built = false;
+}
+
+static unsigned name_hash(const char *s, size_t len)
+{
+    unsigned h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static void names_insert(ms_parser *P, const char *key, size_t max, const skill *s)
+{
+    size_t len = strnlen(key, max);
+    if (len == 0 || len == max) return;
+    unsigned i = name_hash(key, len) & P->names.mask;
+    for (;; i = (i + 1) & P->names.mask) {
+        struct ms_name_slot *e = &P->names.table[i];
+        if (!e->key) {
+            e->key = key;
+            e->s = s;
+            e->len = len;
+            return;
+        }
+        if (e->len == len && memcmp(e->key, key, len) == 0) return; /* first one wins */
+    }
+}
+
+static void names_build(ms_parser *P)
+{
+    P->names.built = true;
+    P->names.mask = 0;
+    size_t n = P->names.count, want = 16;
+    while (want < n * 8) /* four names a skill at most: a table under half full */
+        want *= 2;
+    if (want > (1u << 16)) return;
+    free(P->names.table);
+    P->names.table = calloc(want, sizeof *P->names.table);
+    if (!P->names.table) return;
+    P->names.mask = (unsigned)want - 1;
+    for (size_t i = 0; i < n; i++) {
+        const skill *s = registry_at(P->reg, i);
+        names_insert(P, s->name, sizeof s->name, s);
+        names_insert(P, s->abbr, 3, s);
+        if (s->alias[0]) {
+            names_insert(P, s->alias, sizeof s->alias, s);
+            names_insert(P, s->alias_abbr, 3, s);
+        }
+    }
+}
+
 const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
 {
     if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
-    size_t n = registry_count(P->reg);
-    const skill *base = n ? registry_at(P->reg, 0) : NULL;
-    if (P->names.reg != P->reg || P->names.base != base || P->names.count != n) {
-        memset(P->names.slot, 0, sizeof P->names.slot);
-        P->names.reg = P->reg;
-        P->names.base = base;
-        P->names.count = n;
+    if (!P->names.built) names_build(P);
+    if (P->names.mask) {
+        unsigned i = name_hash(name, len) & P->names.mask;
+        for (;; i = (i + 1) & P->names.mask) {
+            const struct ms_name_slot *e = &P->names.table[i];
+            if (!e->key) break;
+            if (e->len == len && skill_named(e->s, name, len)) return e->s;
+        }
     }
-    unsigned h =
-        ((unsigned char)name[0] * 31u + (unsigned char)name[len - 1] * 7u + (unsigned)len) & 63u;
-    if (!n || registry_at(P->reg, n - 1) != base + (n - 1)) /* not one array: no cache */
-        return ms_find_skill(P->reg, name, len);
-    const skill *c = P->names.slot[h];
-    if (c && c >= base && c < base + n && skill_named(c, name, len)) return c;
-    const skill *s = ms_find_skill(P->reg, name, len);
-    if (s) P->names.slot[h] = s;
-    return s;
+    return ms_find_skill(P->reg, name, len);
 }
 
 const skill *ms_check_skill(ms_parser *P, const ms_token *tok)
@@ -222,13 +280,26 @@ static const char *literal_type(const ms_expr *e)
     }
 }
 
+/* The value of a number literal (the parser keeps it only for long ones). */
+static double number_value(const ms_expr *e)
+{
+    if (e->len > 100) return e->value;
+    char digits[128];
+    memcpy(digits, e->text, e->len);
+    digits[e->len] = '\0';
+    return strtod(digits, NULL);
+}
+
 static bool literal_fits(const ms_expr *e, skill_type want)
 {
     const ms_expr *num = e->kind == MS_E_NEG ? e->a : e;
     switch (want) {
     case SKILL_T_INT:
         /* 50.0 is fine, 45.5 is not */
-        return num->kind == MS_E_NUMBER && (num->is_int || num->value == floor(num->value));
+        if (num->kind != MS_E_NUMBER) return false;
+        if (num->is_int) return true;
+        double v = number_value(num);
+        return v == floor(v);
     case SKILL_T_FLOAT: return num->kind == MS_E_NUMBER;
     case SKILL_T_STR: return e->kind == MS_E_STRING;
     case SKILL_T_BOOL: return e->kind == MS_E_TRUE || e->kind == MS_E_FALSE;

@@ -84,22 +84,14 @@ static void parser_put(ms_parser *P)
 }
 
 /* HEAD + the statements + TAIL, in one allocation. */
-static char *assemble(const ms_parser *P, const char *head, const char *tail)
+static char *assemble(const ms_parser *P, const char *head, size_t h, const char *tail, size_t t)
 {
-    size_t h = strlen(head), t = strlen(tail);
     char *lua = malloc(h + P->lua.len + t + 1);
     if (!lua) abort();
     memcpy(lua, head, h);
     if (P->lua.len) memcpy(lua + h, P->lua.data, P->lua.len);
     memcpy(lua + h + P->lua.len, tail, t + 1);
     return lua;
-}
-
-static void run(ms_parser *P)
-{
-    ms_event ev;
-    while (ms_parser_step(P, &ev) != MS_EV_DONE) {
-    }
 }
 
 int minispec_compile(const skill_registry *reg, const char *src, size_t len, const ms_options *opts,
@@ -110,9 +102,10 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len, con
     plan.nparams = 0;
     ms_parser *P = parser_get(reg, &plan);
     ms_parser_set_input(P, src, len, true);
-    run(P);
+    ms_parser_run(P);
     collect(P, out);
-    if (out->ok) out->lua = assemble(P, "local ms, v = minispec, {}\n", "");
+    static const char head[] = "local ms, v = minispec, {}\n";
+    if (out->ok) out->lua = assemble(P, head, sizeof head - 1, "", 0);
     parser_put(P);
     return out->ok ? 0 : -1;
 }
@@ -127,7 +120,7 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
     P->indent = 1;
     P->in_skill = true;
     ms_parser_set_input(P, src, len, true);
-    run(P);
+    ms_parser_run(P);
     collect(P, out);
     if (out->ok) {
         ms_buf head = {0};
@@ -138,7 +131,7 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
             ms_buf_addi(&head, i);
         }
         ms_buf_addlit(&head, ")\n  local v = {}\n");
-        out->lua = assemble(P, head.data, "end\n");
+        out->lua = assemble(P, head.data, head.len, "end\n", 4);
         ms_buf_free(&head);
     }
     parser_put(P);

@@ -123,6 +123,29 @@ void ms_emit_string(ms_buf *out, const char *s, size_t n)
     ms_buf_addc(out, '"');
 }
 
+/* A skill name as a Lua string: registered names need no escapes, so the
+ * bytes are copied as they are read (no strlen, no second pass). */
+static void emit_name(ms_buf *out, const char *name)
+{
+    if (out->len + SKILL_NAME_MAX + 3 > out->cap) ms_buf_reserve(out, SKILL_NAME_MAX + 3);
+    char *d = out->data + out->len;
+    size_t n = 0;
+    *d++ = '"';
+    for (;; n++) {
+        unsigned char c = n < SKILL_NAME_MAX ? (unsigned char)name[n] : 1;
+        if (!c) break;
+        if (needs_escape[c]) { /* not a plain name after all: the general path */
+            out->data[out->len] = '\0';
+            ms_emit_string(out, name, strlen(name));
+            return;
+        }
+        d[n] = (char)c;
+    }
+    d[n] = '"';
+    out->len += n + 2;
+    out->data[out->len] = '\0';
+}
+
 static void emit_number(ms_buf *out, const ms_expr *e)
 {
     /* The source digits are valid Lua as they are; Lua refuses numerals
@@ -168,7 +191,7 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
         break;
     case MS_E_CALL:
         ms_buf_add(out, "ms.call(", 8);
-        ms_emit_string(out, e->skill ? e->skill->name : "?", e->skill ? strlen(e->skill->name) : 1);
+        emit_name(out, e->skill ? e->skill->name : "?");
         for (int i = 0; i < e->nargs; i++) {
             ms_buf_add(out, ", ", 2);
             ms_emit_expr(out, e->args[i]);
@@ -198,17 +221,17 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
         } else {
             int p = power(e);
             emit_number_operand(out, e->a, p);
-            ms_buf_adds(out, e->op == MS_T_PLUS ? " + " : e->op == MS_T_MINUS ? " - " : " * ");
+            ms_buf_add(out, e->op == MS_T_PLUS ? " + " : e->op == MS_T_MINUS ? " - " : " * ", 3);
             emit_number_operand(out, e->b, p + 1); /* a - (b - c) keeps its parentheses */
         }
         break;
     case MS_E_COMPARE:
         if (e->op == MS_T_EQ || e->op == MS_T_NE) {
             emit_at(out, e->a, 4);
-            ms_buf_adds(out, e->op == MS_T_EQ ? " == " : " ~= ");
+            ms_buf_add(out, e->op == MS_T_EQ ? " == " : " ~= ", 4);
             emit_at(out, e->b, 4);
         } else {
-            ms_buf_adds(out, ordering_fn(e->op));
+            ms_buf_add(out, ordering_fn(e->op), 6);
             ms_emit_expr(out, e->a);
             ms_buf_add(out, ", ", 2);
             ms_emit_expr(out, e->b);
@@ -219,7 +242,10 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
     case MS_E_OR: {
         int p = power(e);
         emit_truth_at(out, e->a, p);
-        ms_buf_adds(out, e->kind == MS_E_AND ? " and " : " or ");
+        if (e->kind == MS_E_AND)
+            ms_buf_addlit(out, " and ");
+        else
+            ms_buf_addlit(out, " or ");
         emit_truth_at(out, e->b, p + 1);
         break;
     }

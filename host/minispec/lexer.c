@@ -74,7 +74,8 @@ static bool unknown_at(const ms_lexer *lx, size_t i)
 /* Moves past the N bytes of the token T and completes it. The token is
  * written in place, field by field: returning it by value made the copy
  * stall on store forwarding in the parser's hottest path. */
-static ms_tok_kind finish(ms_lexer *lx, ms_token *t, ms_tok_kind kind, size_t n, bool partial)
+static inline ms_tok_kind finish(ms_lexer *lx, ms_token *t, ms_tok_kind kind, size_t n,
+                                 bool partial)
 {
     if (kind == MS_T_STRING || kind == MS_T_ERROR) { /* may hold UTF-8 */
         for (size_t i = 0; i < n; i++)
@@ -197,47 +198,26 @@ static ms_tok_kind scan_pair(ms_lexer *lx, ms_token *t, int second, ms_tok_kind 
     return finish(lx, t, k1, 1, false);
 }
 
-ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
+/* Tokens of one byte whatever follows them. */
+static const unsigned char single_kind[256] = {
+    [';'] = MS_T_SEMI,   [','] = MS_T_COMMA,  ['{'] = MS_T_LBRACE,   ['}'] = MS_T_RBRACE,
+    ['('] = MS_T_LPAREN, [')'] = MS_T_RPAREN, ['?'] = MS_T_QUESTION, ['+'] = MS_T_PLUS,
+    ['*'] = MS_T_STAR,   ['/'] = MS_T_SLASH,
+};
+
+/* Bytes skipped between tokens: 1 for blanks, 2 for a newline. */
+static const unsigned char space_byte[256] = {
+    [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\f'] = 1, ['\v'] = 1, ['\n'] = 2,
+};
+
+/* Every token but words and one-byte ones, at lx->at (past whitespace),
+ * its first byte C. Kept out of line so that the common tokens' path stays
+ * small. */
+static __attribute__((noinline)) ms_tok_kind scan_other(ms_lexer *lx, ms_token *t, int c)
 {
-    const unsigned char *src = (const unsigned char *)lx->src;
-    size_t pos = lx->at.pos;
-    int col = lx->at.col;
-    while (pos < lx->len) { /* whitespace, kept in locals */
-        unsigned char c = src[pos];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-            col++;
-        } else if (c == '\n') {
-            lx->at.line++;
-            col = 1;
-        } else {
-            break;
-        }
-        pos++;
-    }
-    lx->at.pos = pos;
-    lx->at.col = col;
     t->kind = MS_T_EOF;
-    t->off = lx->at.pos;
     t->len = 0;
-    t->line = lx->at.line;
-    t->col = lx->at.col;
-    t->partial = false;
-    int c = peek_at(lx, lx->at.pos);
-    if (c < 0) {
-        t->partial = !lx->final;
-        return MS_T_EOF;
-    }
     switch (c) {
-    case ';': return finish(lx, t, MS_T_SEMI, 1, false);
-    case '{': return finish(lx, t, MS_T_LBRACE, 1, false);
-    case '}': return finish(lx, t, MS_T_RBRACE, 1, false);
-    case '(': return finish(lx, t, MS_T_LPAREN, 1, false);
-    case ')': return finish(lx, t, MS_T_RPAREN, 1, false);
-    case ',': return finish(lx, t, MS_T_COMMA, 1, false);
-    case '?': return finish(lx, t, MS_T_QUESTION, 1, false);
-    case '+': return finish(lx, t, MS_T_PLUS, 1, false);
-    case '*': return finish(lx, t, MS_T_STAR, 1, false);
-    case '/': return finish(lx, t, MS_T_SLASH, 1, false);
     case '-': return scan_pair(lx, t, '>', MS_T_MINUS, MS_T_ARROW);
     case '=': return scan_pair(lx, t, '=', MS_T_ASSIGN, MS_T_EQ);
     case '<': return scan_pair(lx, t, '=', MS_T_LT, MS_T_LE);
@@ -282,6 +262,79 @@ ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
             snprintf(shown, sizeof shown, "%c", c);
     }
     return error_token(lx, t, n, "unexpected character '%s'", shown);
+}
+
+ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
+{
+    const unsigned char *src = (const unsigned char *)lx->src;
+    size_t pos = lx->at.pos, len = lx->len;
+    int col = lx->at.col;
+    while (pos < len && space_byte[src[pos]]) { /* whitespace, kept in locals */
+        if (src[pos] == '\n') {
+            lx->at.line++;
+            col = 1;
+        } else {
+            col++;
+        }
+        pos++;
+    }
+    t->off = pos;
+    t->line = lx->at.line;
+    t->col = col;
+    t->partial = false;
+    if (pos >= len) {
+        lx->at.pos = pos;
+        lx->at.col = col;
+        t->kind = MS_T_EOF;
+        t->len = 0;
+        t->partial = !lx->final;
+        return MS_T_EOF;
+    }
+    int c = src[pos];
+    ms_tok_kind single = single_kind[c];
+    if (single) {
+        lx->at.pos = pos + 1;
+        lx->at.col = col + 1;
+        t->kind = (unsigned char)single;
+        t->len = 1;
+        return single;
+    }
+    if (name_byte[c] && c != '_' && !is_digit(c)) { /* a word: the commonest token */
+        size_t i = pos + 1;
+        while (i < len && name_byte[src[i]])
+            i++;
+        lx->at.pos = i;
+        lx->at.col = col + (int)(i - pos);
+        t->kind = MS_T_WORD;
+        t->len = (unsigned)(i - pos);
+        t->partial = i >= len && !lx->final;
+        return MS_T_WORD;
+    }
+    /* '=', '==', a plain integer and `_N` with a byte after them: certain
+     * here; anything at the end of the buffer goes the careful way. */
+    if (c == '=' && pos + 1 < len) {
+        size_t n = src[pos + 1] == '=' ? 2 : 1;
+        lx->at.pos = pos + n;
+        lx->at.col = col + (int)n;
+        t->kind = n == 2 ? MS_T_EQ : MS_T_ASSIGN;
+        t->len = (unsigned)n;
+        return (ms_tok_kind)t->kind;
+    }
+    if (is_digit(c) || (c == '_' && pos + 1 < len && is_digit(src[pos + 1]))) {
+        size_t i = pos + 1;
+        while (i < len && is_digit(src[i]))
+            i++;
+        if (i < len && (c == '_' || src[i] != '.')) {
+            lx->at.pos = i;
+            lx->at.col = col + (int)(i - pos);
+            t->kind = c == '_' ? MS_T_VAR : MS_T_INT;
+            t->len = (unsigned)(i - pos);
+            return (ms_tok_kind)t->kind;
+        }
+    }
+    lx->at.pos = pos;
+    lx->at.col = col;
+    return scan_other(lx, t, c);
 }
 
 bool ms_tok_kind_certain(ms_tok_kind k)

@@ -162,10 +162,21 @@ static ms_expr *new_expr(ms_parser *P, ms_expr_kind kind, const ms_token *at)
         syntax_error(P, at, "statement too long (more than %d values and operators)",
                      MS_MAX_UNIT_NODES);
     ms_expr *e = ms_arena_alloc(&P->arena, sizeof *e);
-    memset(e, 0, sizeof *e);
+    /* Field by field: a memset of the node compiles to `rep stos`, slow to
+     * start for so few bytes. */
     e->kind = kind;
+    e->op = MS_T_EOF;
     e->line = at->line;
     e->col = at->col;
+    e->text = NULL;
+    e->len = 0;
+    e->is_int = false;
+    e->value = 0;
+    e->id = 0;
+    e->skill = NULL;
+    e->args = NULL;
+    e->nargs = 0;
+    e->a = e->b = NULL;
     return e;
 }
 
@@ -209,7 +220,10 @@ static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
 {
     ms_expr *e = new_expr(P, MS_E_CALL, name);
     e->skill = s;
-    ms_expr *args[MS_MAX_CALL_ARGS];
+    /* Room for the most arguments a call may have, filled in place: the
+     * arena is reset per unit, and a copy of a variable size would compile
+     * to `rep movs`, slow to start. */
+    ms_expr **args = ms_arena_alloc(&P->arena, sizeof *args * MS_MAX_CALL_ARGS);
     int n = 0;
     const ms_token *t = peek(P);
     if (t->kind == MS_T_LPAREN) {
@@ -246,8 +260,7 @@ static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
         P->nesting--;
     }
     e->nargs = n;
-    e->args = ms_arena_alloc(&P->arena, sizeof *args * (size_t)(n ? n : 1));
-    memcpy(e->args, args, sizeof *args * (size_t)n);
+    e->args = args;
     if (s) ms_check_call(P, name, s, e->args, n);
     return e;
 }
@@ -266,7 +279,9 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         e->text = P->lx.src + tok.off;
         e->len = tok.len;
         e->is_int = tok.kind == MS_T_INT;
-        if (tok.kind == MS_T_FLOAT || tok.len > 100) { /* ints need no value here */
+        /* The value is needed only to write a numeral too long for Lua;
+         * the checker reads short ones itself when it must. */
+        if (tok.len > 100) {
             char digits[400];
             size_t n = tok.len < sizeof digits - 1 ? tok.len : sizeof digits - 1;
             memcpy(digits, e->text, n);
@@ -279,6 +294,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         ms_token tok;
         next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_STRING, &tok);
+        const char *body = P->lx.src + tok.off + 1;
+        if (!memchr(body, '\\', tok.len - 2)) { /* no escapes: the bytes as they are */
+            e->text = body;
+            e->len = tok.len - 2;
+            return e;
+        }
         char *text = ms_arena_alloc(&P->arena, tok.len);
         e->len = ms_string_decode(P->lx.src, &tok, text);
         e->text = text;
@@ -475,9 +496,9 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
         ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
                             num.len > 20 ? 20 : (int)num.len, P->lx.src + num.off,
                             num.len > 20 ? "..." : "", P->max_loop);
-    ms_buf_addlit(&P->code, "for _ = 1, ");
-    ms_buf_addi(&P->code, count);
-    ms_buf_addlit(&P->code, " do");
+    ms_buf_addlit(P->out, "for _ = 1, ");
+    ms_buf_addi(P->out, count);
+    ms_buf_addlit(P->out, " do");
     ev->block = MS_BLOCK_LOOP;
     ev->count = count;
     push_block(P, MS_BLOCK_LOOP, &brace, count);
@@ -498,12 +519,13 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     ms_token brace;
     next_into(P, &brace);
     enter(P, &brace);
-    ms_buf_addlit(&P->code, "if ");
-    ms_emit_truth(&P->code, cond);
-    ms_buf_addlit(&P->code, " then");
-    /* the chunk a stream controller runs to decide the branch */
-    ms_buf_addlit(&P->chunk, "return ");
-    ms_emit_truth(&P->chunk, cond);
+    ms_buf_addlit(P->out, "if ");
+    ms_emit_truth(P->out, cond);
+    ms_buf_addlit(P->out, " then");
+    if (!P->recover) { /* the chunk a stream controller runs to decide the branch */
+        ms_buf_addlit(&P->chunk, "return ");
+        ms_emit_truth(&P->chunk, cond);
+    }
     ev->block = MS_BLOCK_COND;
     push_block(P, MS_BLOCK_COND, &brace, 0);
     return MS_EV_BLOCK_BEGIN;
@@ -524,10 +546,10 @@ static ms_event_kind parse_assign(ms_parser *P)
     next(P);
     ms_expr *e = parse_expr(P, false);
     P->unit_assign = parse_index(P->lx.src + var.off + 1, var.len - 1);
-    ms_buf_addlit(&P->code, "v._");
-    ms_buf_addi(&P->code, P->unit_assign);
-    ms_buf_addlit(&P->code, " = ");
-    ms_emit_expr(&P->code, e);
+    ms_buf_addlit(P->out, "v._");
+    ms_buf_addi(P->out, P->unit_assign);
+    ms_buf_addlit(P->out, " = ");
+    ms_emit_expr(P->out, e);
     return MS_EV_STATEMENT;
 }
 
@@ -536,9 +558,9 @@ static ms_event_kind parse_return(ms_parser *P)
 {
     next(P);
     ms_expr *e = parse_expr(P, false);
-    ms_buf_addlit(&P->code, "do return ");
-    ms_emit_expr(&P->code, e);
-    ms_buf_addlit(&P->code, " end");
+    ms_buf_addlit(P->out, "do return ");
+    ms_emit_expr(P->out, e);
+    ms_buf_addlit(P->out, " end");
     return MS_EV_STATEMENT;
 }
 
@@ -580,9 +602,9 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         s = ms_check_skill(P, &name); /* reports it, with a hint */
     ms_expr *call = parse_call(P, &name, s);
     if (is_replan(s)) {
-        ms_buf_addlit(&P->code, "do return ms.replan() end");
+        ms_buf_addlit(P->out, "do return ms.replan() end");
     } else {
-        ms_emit_expr(&P->code, call);
+        ms_emit_expr(P->out, call);
     }
     return MS_EV_STATEMENT;
 }

@@ -57,6 +57,7 @@ typedef struct ms_parser {
     ms_buf lua;   /* the whole-plan Lua so far */
     int indent;   /* of the next line */
     ms_buf code;  /* the current unit's Lua */
+    ms_buf *out;  /* where a unit's Lua goes: &code, or &lua in ms_parser_run */
     ms_buf chunk; /* the current event's chunk */
 
     ms_open_block *blocks;
@@ -72,12 +73,18 @@ typedef struct ms_parser {
     ms_diag *diags;
     int ndiags, cap_diags, dropped_diags;
 
-    /* Names already resolved in this registry (check.c). */
+    /* Every name of the registry's skills, hashed (check.c). */
     struct {
         const skill_registry *reg;
         const skill *base;
         size_t count;
-        const skill *slot[64];
+        bool built;    /* the table below is up to date */
+        unsigned mask; /* table size - 1; 0 = no table (linear search) */
+        struct ms_name_slot {
+            const char *key; /* the name inside its skill, or NULL (empty) */
+            const skill *s;
+            size_t len;
+        } * table;
     } names;
 
     const skill **used;
@@ -92,6 +99,7 @@ typedef struct ms_parser {
     const skill **unit_used;
     int nunit_used, cap_unit_used;
     long unit_assign; /* variable assigned by the unit, or -1 */
+    size_t unit_mark; /* ms_parser_run: plan Lua length before the unit */
     size_t unit_end;  /* end of the last token read */
     int unit_nodes;
     ms_token err_at; /* where the last syntax error was found */
@@ -112,6 +120,10 @@ void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final);
  * is needed, MS_EV_DONE at the end, MS_EV_ERROR with new diagnostics
  * (in recover mode the parser has skipped past the error and can go on). */
 ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev);
+
+/* Reads every unit of a final input in recover mode (the whole-plan
+ * compiler), with the same results as calling ms_parser_step to the end. */
+void ms_parser_run(ms_parser *P);
 
 /* "v1", "v2" or "mixed" (a plan without any call with arguments: "v2"). */
 const char *ms_parser_dialect(const ms_parser *P);
@@ -134,6 +146,8 @@ void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
 
 /* The skill called NAME[0..LEN) (as registry_find), or NULL. */
 const skill *ms_find_skill(const skill_registry *reg, const char *name, size_t len);
+/* Checks the parser's name cache against its registry (once per plan). */
+void ms_names_sync(ms_parser *P);
 /* ms_find_skill with a per-parser cache. */
 const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len);
 /* Resolves NAME or reports it, with a hint, at TOK. NULL when unknown. */

@@ -17,6 +17,7 @@
  * past a whole '{...}' group (the broken statement's block). */
 static void resync(ms_parser *P)
 {
+    P->have_ahead = false;
     P->lx.at.pos = P->err_at.off;
     P->lx.at.line = P->err_at.line;
     P->lx.at.col = P->err_at.col;
@@ -50,8 +51,8 @@ static void emit_line(ms_parser *P, const char *text, size_t len)
 
 static const char chunk_head[] = "local ms, v = minispec, ...\n";
 
-/* Applies a completed unit: its checking effects, its Lua, its event. */
-static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
+/* Applies a completed unit's checking effects. */
+static void commit_checks(ms_parser *P)
 {
     for (int i = 0; i < P->npending; i++) {
         ms_diag *d = &P->pending[i];
@@ -68,7 +69,12 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
     P->v1_calls += P->unit_v1;
     P->v2_calls += P->unit_v2;
     if (P->unit_assign >= 0) ms_define(P, P->unit_assign);
+}
 
+/* Applies a completed unit: its checking effects, its Lua, its event. */
+static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
+{
+    commit_checks(P);
     ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
     ev->depth = P->nblocks;
     ev->lua = NULL;
@@ -132,7 +138,6 @@ static void reset_unit(ms_parser *P)
     P->unit_v1 = P->unit_v2 = 0;
     P->unit_nodes = 0;
     P->nesting = P->nblocks;
-    P->have_ahead = false;
     P->code.len = 0;
     if (P->code.data) P->code.data[0] = '\0';
     P->chunk.len = 0;
@@ -164,7 +169,9 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
     }
     for (;;) {
         reset_unit(P);
-        ms_lexpos start = P->lx.at;
+        /* A whole plan keeps the token that ended the previous unit (read
+         * once); the stream parser reads it again, as its buffer grows. */
+        ms_lexpos start = P->have_ahead ? P->before_ahead : P->lx.at;
         int first_diag = P->ndiags;
         ms_event_kind kind;
         int jumped = setjmp(P->jb);
@@ -190,8 +197,12 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             return MS_EV_ERROR;
         }
         kind = ms_parse_unit(P, ev);
-        if (P->have_ahead) P->lx.at = P->before_ahead; /* un-read the lookahead */
-        bool long_unit = kind != MS_EV_DONE && P->lx.at.pos - ev->off > MS_MAX_UNIT_BYTES;
+        if (P->have_ahead && !P->recover) { /* un-read the lookahead */
+            P->lx.at = P->before_ahead;
+            P->have_ahead = false;
+        }
+        size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
+        bool long_unit = kind != MS_EV_DONE && unit_stop - ev->off > MS_MAX_UNIT_BYTES;
         if (long_unit) too_long(P, start, ev); /* reported before the unit's own errors */
         if (kind == MS_EV_DONE) {
             if (P->nblocks > 0) {
@@ -232,6 +243,78 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
     }
 }
 
+/* ms_parser_step's whole-plan mode (recover, final input) in one loop, for
+ * speed: no events, one setjmp per syntax error instead of one per unit,
+ * and each unit's Lua written straight into the plan's Lua (its line's
+ * indentation first, taken back if the unit writes no line). */
+void ms_parser_run(ms_parser *P)
+{
+    P->out = &P->lua; /* units write their Lua straight into the plan's */
+    ms_event ev;
+    ev.off = 0; /* set by each unit (no memset: it would compile to `rep stos`) */
+    ev.line = ev.col = 0;
+    switch (setjmp(P->jb)) {
+    case 0: break;
+    case MS_JMP_SYNTAX:
+        P->lua.len = P->unit_mark;
+        if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+        commit_checks(P);
+        resync(P);
+        break;
+    default: /* more input: impossible once the input is final */
+        P->lua.len = P->unit_mark;
+        if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+        P->out = &P->code;
+        return;
+    }
+    for (;;) {
+        reset_unit(P);
+        ms_lexpos start = P->have_ahead ? P->before_ahead : P->lx.at;
+        P->unit_mark = P->lua.len;
+        ms_buf_indent(&P->lua, P->indent);
+        ms_event_kind kind = ms_parse_unit(P, &ev);
+        if (kind == MS_EV_DONE) {
+            P->lua.len = P->unit_mark;
+            if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+            if (P->nblocks > 0) {
+                ms_open_block *b = &P->blocks[P->nblocks - 1];
+                if (P->nblocks == 1)
+                    ms_parser_diag(P, ev.line, ev.col,
+                                   "missing '}' to close the block opened at %d:%d", b->line,
+                                   b->col);
+                else
+                    ms_parser_diag(P, ev.line, ev.col,
+                                   "missing %d '}' (the innermost block opened at %d:%d)",
+                                   P->nblocks, b->line, b->col);
+                P->nblocks = 0;
+            }
+            P->out = &P->code;
+            return;
+        }
+        size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
+        if (unit_stop - ev.off > MS_MAX_UNIT_BYTES) too_long(P, start, &ev);
+        commit_checks(P);
+        switch (kind) {
+        case MS_EV_STATEMENT: ms_buf_addc(&P->lua, '\n'); break;
+        case MS_EV_BLOCK_BEGIN:
+            ms_buf_addc(&P->lua, '\n');
+            P->indent++;
+            P->blocks[P->nblocks - 1].body_start = P->lua.len;
+            break;
+        default:
+            P->lua.len = P->unit_mark;
+            if (P->lua.data) P->lua.data[P->lua.len] = '\0';
+            break;
+        }
+        if (kind == MS_EV_BLOCK_END) {
+            ms_open_block *b = &P->blocks[--P->nblocks];
+            if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+            P->indent--;
+            emit_line(P, "end", 3);
+        }
+    }
+}
+
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover)
 {
     memset(P, 0, sizeof *P);
@@ -251,6 +334,7 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->lua.len = 0;
     P->indent = 0;
     P->code.len = 0;
+    P->out = &P->code;
     P->chunk.len = 0;
     P->nblocks = 0;
     if (P->defined_bytes) memset(P->defined, 0, P->defined_bytes);
@@ -263,6 +347,7 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->nunit_used = 0;
     P->unit_assign = -1;
     P->stopped = false;
+    ms_names_sync(P);
 }
 
 void ms_parser_set_input(ms_parser *P, const char *src, size_t len, bool final)
@@ -285,6 +370,7 @@ void ms_parser_free(ms_parser *P)
     free(P->pending);
     free(P->used);
     free(P->unit_used);
+    free(P->names.table);
 }
 
 const char *ms_parser_dialect(const ms_parser *P)
