@@ -95,6 +95,9 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     void *p = realloc(ptr, nsize);
     if (!p) return NULL;
+    /* the retry after an emergency collection fitted: nothing to judge */
+    if (sb->refused_nsize == nsize && sb->refused_ptr == ptr && sb->refused_osize == osize)
+        sb->refused_pending = false;
     sb->refused_nsize = 0;
     sb->mem_used = sb->mem_used - osize + nsize;
     if (sb->mem_used > sb->mem_peak) sb->mem_peak = sb->mem_used;
