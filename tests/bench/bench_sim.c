@@ -6,6 +6,7 @@
  */
 #include "cmd/cli.h"
 #include "mission/runner.h"
+#include "suite.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -13,51 +14,6 @@
 #include <string.h>
 
 #define MAX_SETUPS 64
-
-typedef struct setup {
-    char scene[1400];
-    char *plan;
-    size_t plan_len;
-} setup;
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(((const setup *)a)->scene, ((const setup *)b)->scene);
-}
-
-static int find_setups(const char *root, setup *out, int max)
-{
-    int n = 0;
-    DIR *d = opendir(root);
-    if (!d) return 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        char dir[1024], plan_path[1100], err[256];
-        snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
-        snprintf(plan_path, sizeof plan_path, "%s/plan.ms", dir);
-        size_t len;
-        char *plan = cli_read_input(plan_path, 1 << 20, &len, err, sizeof err);
-        if (!plan) continue;
-        DIR *t = opendir(dir);
-        struct dirent *f;
-        bool used = false;
-        while (t && (f = readdir(t)) && n < max) {
-            size_t l = strlen(f->d_name);
-            if (l < 10 || strcmp(f->d_name + l - 10, "scene.json") != 0) continue;
-            snprintf(out[n].scene, sizeof out[n].scene, "%s/%s", dir, f->d_name);
-            out[n].plan = used ? strdup(plan) : plan;
-            out[n].plan_len = len;
-            used = true;
-            n++;
-        }
-        if (t) closedir(t);
-        if (!used) free(plan);
-    }
-    closedir(d);
-    qsort(out, (size_t)n, sizeof *out, by_name);
-    return n;
-}
 
 /* Flies one setup; returns true if the plan ran to its end. */
 static char pictures[] = "/tmp/aloft-bench-sim-XXXXXX";
