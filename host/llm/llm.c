@@ -10,6 +10,7 @@
  */
 #include "llm/llm.h"
 #include "llm/sse.h"
+#include "textbuf.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -65,30 +66,6 @@ const char *llm_status_name(llm_status s)
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 
-/* ---- growable text ------------------------------------------------------- */
-
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
-
-static int buf_add(buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
 /* ---- one attempt ---------------------------------------------------------- */
 
 enum body_mode { MODE_UNKNOWN, MODE_SSE, MODE_BODY };
@@ -104,8 +81,8 @@ typedef struct attempt {
 
     enum body_mode mode;
     sse_reader sse;
-    buf body; /* non-SSE body */
-    buf text; /* content received */
+    textbuf body; /* non-SSE body */
+    textbuf text; /* content received */
 
     bool delivered;   /* content went to the callback */
     bool done_marker; /* saw data: [DONE] */
@@ -133,7 +110,7 @@ static void fail(attempt *a, llm_status s, const char *fmt, ...)
 static int deliver(attempt *a, const char *s, size_t n)
 {
     if (n == 0) return 0;
-    if (buf_add(&a->text, s, n) < 0) {
+    if (textbuf_add(&a->text, s, n) < 0) {
         fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
         return 1;
     }
@@ -241,7 +218,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
         if (rc < 0) fail(a, LLM_E_PROTOCOL, "a stream event was too large");
         return rc ? 0 : len;
     }
-    if (a->body.len + len > BODY_MAX || buf_add(&a->body, p, len) < 0) {
+    if (a->body.len + len > BODY_MAX || textbuf_add(&a->body, p, len) < 0) {
         fail(a, LLM_E_PROTOCOL, "the reply is larger than %u bytes", BODY_MAX);
         return 0;
     }
@@ -317,10 +294,10 @@ static void run_transfer(attempt *a, double deadline, CURLcode *res)
 static void http_failure(attempt *a, long code, const char *url)
 {
     char msg[256] = "";
-    cJSON *root = cJSON_ParseWithLength(a->body.p ? a->body.p : "", a->body.len);
+    cJSON *root = cJSON_ParseWithLength(textbuf_str(&a->body), a->body.len);
     if (root) error_text(root, msg, sizeof msg);
     cJSON_Delete(root);
-    if (!*msg && a->body.len) snprintf(msg, sizeof msg, "%.200s", a->body.p);
+    if (!*msg && a->body.len) snprintf(msg, sizeof msg, "%.200s", textbuf_str(&a->body));
     const char *sep = *msg ? ": " : "";
     if (code == 401 || code == 403)
         fail(a, LLM_E_AUTH,
@@ -340,9 +317,9 @@ static void http_failure(attempt *a, long code, const char *url)
 /* A whole (non-SSE) successful body: {"choices":[{"message":{"content":..}}]}. */
 static void parse_body(attempt *a)
 {
-    cJSON *root = cJSON_ParseWithLength(a->body.p ? a->body.p : "", a->body.len);
+    cJSON *root = cJSON_ParseWithLength(textbuf_str(&a->body), a->body.len);
     if (!root) {
-        fail(a, LLM_E_PROTOCOL, "malformed JSON in the reply: %.80s", a->body.p ? a->body.p : "");
+        fail(a, LLM_E_PROTOCOL, "malformed JSON in the reply: %.80s", textbuf_str(&a->body));
         return;
     }
     const cJSON *choice = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
@@ -555,19 +532,19 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
                          out->attempts);
             else
                 snprintf(out->error, sizeof out->error, "%s", a.err);
-            out->text = a.text.p;
+            out->text = a.text.s;
             out->len = a.text.len;
             snprintf(out->finish_reason, sizeof out->finish_reason, "%s", a.finish);
             out->usage_known = a.usage_known;
             out->prompt_tokens = a.prompt_tokens;
             out->completion_tokens = a.completion_tokens;
             sse_free(&a.sse);
-            free(a.body.p);
+            textbuf_free(&a.body);
             break;
         }
         sse_free(&a.sse);
-        free(a.body.p);
-        free(a.text.p);
+        textbuf_free(&a.body);
+        textbuf_free(&a.text);
         if (!wait_ms(req, wait)) {
             set_error(out, LLM_E_CANCELLED, "cancelled");
             break;

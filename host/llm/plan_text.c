@@ -3,6 +3,7 @@
  * the rules; the classifier below is where a line is judged.
  */
 #include "llm/plan_text.h"
+#include "textbuf.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -101,47 +102,22 @@ static enum line_kind classify(const char *s, size_t n, bool final, size_t *cut)
 
 /* ---- output --------------------------------------------------------------- */
 
-typedef struct out {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} out;
-
-static void out_raw(out *o, const char *s, size_t n)
-{
-    if (o->oom || n == 0) return;
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 256;
-        while (cap < o->len + n)
-            cap *= 2;
-        char *p = realloc(o->p, cap);
-        if (!p) {
-            o->oom = true;
-            return;
-        }
-        o->p = p;
-        o->cap = cap;
-    }
-    memcpy(o->p + o->len, s, n);
-    o->len += n;
-}
-
 /* One plan byte: whitespace waits until something follows it, and leading
  * whitespace never comes out. */
-static void put(plan_stream *s, out *o, char c)
+static void put(plan_stream *s, textbuf *o, char c)
 {
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
         if (s->emitted == 0) return;
         if (s->nws == sizeof s->ws) { /* a long run: it is inner whitespace anyway */
-            out_raw(o, s->ws, s->nws);
+            textbuf_add(o, s->ws, s->nws);
             s->nws = 0;
         }
         s->ws[s->nws++] = c;
         return;
     }
-    out_raw(o, s->ws, s->nws);
+    textbuf_add(o, s->ws, s->nws);
     s->nws = 0;
-    out_raw(o, &c, 1);
+    textbuf_add(o, &c, 1);
     s->emitted++;
 }
 
@@ -155,7 +131,7 @@ static void end_plan(plan_stream *s)
 }
 
 /* A plan byte inside a line, watching for a fence that ends the block. */
-static void plan_byte(plan_stream *s, out *o, char c)
+static void plan_byte(plan_stream *s, textbuf *o, char c)
 {
     if (c == '`') {
         if (s->inline_code || ++s->ticks == 3) end_plan(s);
@@ -168,7 +144,7 @@ static void plan_byte(plan_stream *s, out *o, char c)
 }
 
 /* Acts on the held line start. Returns true if the line is decided. */
-static bool decide(plan_stream *s, out *o, bool final)
+static bool decide(plan_stream *s, textbuf *o, bool final)
 {
     for (;;) {
         size_t cut = 0;
@@ -223,7 +199,7 @@ static bool decide(plan_stream *s, out *o, bool final)
     }
 }
 
-static void step(plan_stream *s, out *o, char c)
+static void step(plan_stream *s, textbuf *o, char c)
 {
     switch (s->state) {
     case S_SKIP:
@@ -245,17 +221,17 @@ static void step(plan_stream *s, out *o, char c)
     }
 }
 
-static int flush(out *o, plan_text_emit_fn emit, void *ud)
+static int flush(textbuf *o, plan_text_emit_fn emit, void *ud)
 {
     int rc = 0;
-    if (o->len && emit) rc = emit(ud, o->p, o->len);
-    free(o->p);
+    if (o->len && emit) rc = emit(ud, o->s, o->len);
+    textbuf_free(o);
     return rc;
 }
 
 int plan_stream_feed(plan_stream *s, const char *text, size_t len, plan_text_emit_fn emit, void *ud)
 {
-    out o = {0};
+    textbuf o = {0};
     for (size_t i = 0; i < len && !s->done; i++)
         step(s, &o, text[i]);
     return flush(&o, emit, ud);
@@ -263,7 +239,7 @@ int plan_stream_feed(plan_stream *s, const char *text, size_t len, plan_text_emi
 
 plan_text_status plan_stream_finish(plan_stream *s, plan_text_emit_fn emit, void *ud)
 {
-    out o = {0};
+    textbuf o = {0};
     if (!s->done && s->state == S_LINE && s->nhold) decide(s, &o, true);
     s->done = true;
     s->nws = 0; /* trailing whitespace */
@@ -275,25 +251,22 @@ plan_text_status plan_stream_finish(plan_stream *s, plan_text_emit_fn emit, void
 
 static int collect(void *ud, const char *text, size_t len)
 {
-    out_raw(ud, text, len);
+    textbuf_add(ud, text, len);
     return 0;
 }
 
 plan_text_status plan_text_clean(const char *reply, size_t len, char **outp, size_t *outlen)
 {
     plan_stream s;
-    out o = {0};
+    textbuf o = {0};
     plan_stream_init(&s);
     plan_stream_feed(&s, reply, len, collect, &o);
     plan_text_status st = plan_stream_finish(&s, collect, &o);
-    out_raw(&o, "", 1);
-    if (o.oom) {
-        free(o.p);
-        *outp = NULL;
+    *outlen = o.len;
+    *outp = textbuf_take(&o);
+    if (!*outp) {
         *outlen = 0;
         return PLAN_TEXT_EMPTY;
     }
-    *outp = o.p;
-    *outlen = o.len - 1;
     return st;
 }

@@ -7,6 +7,7 @@
  */
 #include "llm/prompt.h"
 #include "embedded.h"
+#include "textbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -53,49 +54,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- growable text ------------------------------------------------------- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-static char *sb_take(sbuf *b)
-{
-    if (b->oom) {
-        free(b->p);
-        return NULL;
-    }
-    if (!b->p) sb_add(b, "", 0);
-    return b->p;
-}
-
 /* ---- placeholders ---------------------------------------------------------- */
 
 /* Is the placeholder NAME (LEN bytes) a word of the space-separated LIST? */
@@ -127,8 +85,8 @@ typedef struct var {
 
 /* Walks template TEXT. With VARS, appends the filled text to OUT; without,
  * only checks it against template I's table entry. Returns 0 or -1. */
-static int scan(const char *text, int i, const char *source, const var *vars, int nvars, sbuf *out,
-                char *err, size_t errlen)
+static int scan(const char *text, int i, const char *source, const var *vars, int nvars,
+                textbuf *out, char *err, size_t errlen)
 {
     bool seen_required[16] = {false};
     int line = 1;
@@ -137,7 +95,7 @@ static int scan(const char *text, int i, const char *source, const var *vars, in
         if (*p == '\n') line++;
         if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
             if (out) {
-                sb_add(out, run, (size_t)(p - run) + 1);
+                textbuf_add(out, run, (size_t)(p - run) + 1);
             }
             p += 2;
             run = p;
@@ -165,16 +123,16 @@ static int scan(const char *text, int i, const char *source, const var *vars, in
             q += k;
         }
         if (out) {
-            sb_add(out, run, (size_t)(p - run));
+            textbuf_add(out, run, (size_t)(p - run));
             for (int v = 0; v < nvars; v++)
                 if (strlen(vars[v].name) == n && memcmp(vars[v].name, name, n) == 0 &&
                     vars[v].value)
-                    sb_str(out, vars[v].value);
+                    textbuf_adds(out, vars[v].value);
         }
         p += n + 2;
         run = p;
     }
-    if (out) sb_add(out, run, (size_t)(p - run));
+    if (out) textbuf_add(out, run, (size_t)(p - run));
     int r = 0;
     for (const char *q = templates[i].required; *q; r++) {
         while (*q == ' ')
@@ -211,21 +169,21 @@ static int read_user_file(const char *dir, const char *file, char **out, char **
         free(path);
         return -1;
     }
-    sbuf b = {0};
+    textbuf b = {0};
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0 && b.len <= PROMPT_FILE_MAX)
-        sb_add(&b, chunk, n);
+        textbuf_add(&b, chunk, n);
     bool bad = ferror(fp);
     fclose(fp);
-    if (bad || b.len > PROMPT_FILE_MAX || b.oom || (b.p && memchr(b.p, '\0', b.len))) {
+    if (bad || b.len > PROMPT_FILE_MAX || b.oom || (b.s && memchr(b.s, '\0', b.len))) {
         set_err(err, errlen, "%s: %s", path,
                 bad ? "read error" : "not a text file of at most 256 KiB");
-        free(b.p);
+        textbuf_free(&b);
         free(path);
         return -1;
     }
-    *out = sb_take(&b);
+    *out = textbuf_take(&b);
     *source = path;
     return 1;
 }
@@ -321,12 +279,12 @@ static const char *or_default(const char *s, const char *fallback)
 static char *render(const prompt_set *ps, int i, const var *vars, int nvars, char *err,
                     size_t errlen)
 {
-    sbuf b = {0};
+    textbuf b = {0};
     if (scan(ps->text[i], i, ps->source[i], vars, nvars, &b, err, errlen) < 0) {
-        free(b.p);
+        textbuf_free(&b);
         return NULL;
     }
-    char *s = sb_take(&b);
+    char *s = textbuf_take(&b);
     if (!s) set_err(err, errlen, "out of memory");
     return s;
 }
@@ -338,39 +296,39 @@ static const char *type_name(skill_type t)
 
 char *prompt_skill_list(const skill_registry *reg)
 {
-    sbuf b = {0};
+    textbuf b = {0};
     for (size_t i = 0; i < registry_count(reg); i++) {
         const skill *s = registry_at(reg, i);
-        sb_str(&b, s->abbr);
-        sb_str(&b, " ");
-        sb_str(&b, s->name);
-        sb_str(&b, "(");
+        textbuf_adds(&b, s->abbr);
+        textbuf_adds(&b, " ");
+        textbuf_adds(&b, s->name);
+        textbuf_adds(&b, "(");
         for (int a = 0; a < s->nargs; a++) {
             bool opt = a >= s->min_args;
-            if (a) sb_str(&b, ", ");
-            if (opt) sb_str(&b, "[");
-            sb_str(&b, s->args[a].name);
-            sb_str(&b, ":");
-            sb_str(&b, type_name(s->args[a].type));
-            if (opt) sb_str(&b, "]");
+            if (a) textbuf_adds(&b, ", ");
+            if (opt) textbuf_adds(&b, "[");
+            textbuf_adds(&b, s->args[a].name);
+            textbuf_adds(&b, ":");
+            textbuf_adds(&b, type_name(s->args[a].type));
+            if (opt) textbuf_adds(&b, "]");
         }
-        sb_str(&b, ")");
+        textbuf_adds(&b, ")");
         if (s->returns != SKILL_T_NONE) {
-            sb_str(&b, " -> ");
-            sb_str(&b, type_name(s->returns));
+            textbuf_adds(&b, " -> ");
+            textbuf_adds(&b, type_name(s->returns));
         }
         if (*s->alias) {
-            sb_str(&b, " (also ");
-            sb_str(&b, *s->alias_abbr ? s->alias_abbr : s->alias);
-            sb_str(&b, ")");
+            textbuf_adds(&b, " (also ");
+            textbuf_adds(&b, *s->alias_abbr ? s->alias_abbr : s->alias);
+            textbuf_adds(&b, ")");
         }
         if (*s->description) {
-            sb_str(&b, ": ");
-            sb_str(&b, s->description);
+            textbuf_adds(&b, ": ");
+            textbuf_adds(&b, s->description);
         }
-        sb_str(&b, "\n");
+        textbuf_adds(&b, "\n");
     }
-    return sb_take(&b);
+    return textbuf_take(&b);
 }
 
 /* The system message shared by plan, retry and replan. */

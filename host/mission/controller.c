@@ -4,6 +4,8 @@
  */
 #include "mission/controller.h"
 
+#include "textbuf.h"
+
 #include "llm/plan_text.h"
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
@@ -50,41 +52,6 @@ void mission_opts_defaults(mission_opts *o)
     o->max_replans = 3;
 }
 
-/* ---- growing text ------------------------------------------------------------ */
-
-typedef struct text {
-    char *s;
-    size_t len, cap;
-} text;
-
-static int text_add(text *t, const char *s, size_t len)
-{
-    if (t->len + len + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + len + 1)
-            cap *= 2;
-        char *p = realloc(t->s, cap);
-        if (!p) return -1;
-        t->s = p;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->len, s, len);
-    t->len += len;
-    t->s[t->len] = '\0';
-    return 0;
-}
-
-static void text_clear(text *t)
-{
-    t->len = 0;
-    if (t->s) t->s[0] = '\0';
-}
-
-static const char *text_str(const text *t)
-{
-    return t->s ? t->s : "";
-}
-
 /* ---- the mission ------------------------------------------------------------- */
 
 /* How one plan ended. */
@@ -113,10 +80,10 @@ typedef struct mission {
     long prompt_tokens, completion_tokens;
 
     /* The plan being received and run. */
-    int index; /* its index in plans */
-    text plan; /* cleaned plan text so far */
-    text executed;
-    text diag;
+    int index;    /* its index in plans */
+    textbuf plan; /* cleaned plan text so far */
+    textbuf executed;
+    textbuf diag;
     plan_stream cleaner;
     ms_stream *ps;
     stop_kind stop;
@@ -231,7 +198,7 @@ static void set_diag(mission *m, const ms_diag *d)
 {
     char line[400];
     int n = snprintf(line, sizeof line, "%d:%d: %s\n", d->line, d->col, d->message);
-    text_add(&m->diag, line, (size_t)n);
+    textbuf_add(&m->diag, line, (size_t)n);
 }
 
 /* Runs every event the parser can report from the text so far. Returns
@@ -260,8 +227,8 @@ static int drain(mission *m)
         m->st = runner_session_event(m->s, &ev, m->plan.s, &ran, m->err, sizeof m->err);
         m->await_call = false;
         if (ran && (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN)) {
-            text_add(&m->executed, m->plan.s + ev.off, ev.len);
-            text_add(&m->executed, "\n", 1);
+            textbuf_add(&m->executed, m->plan.s + ev.off, ev.len);
+            textbuf_add(&m->executed, "\n", 1);
         }
         if (m->st != SANDBOX_OK)
             m->stop = STOP_EXEC;
@@ -278,7 +245,7 @@ static int on_plan_text(void *ud, const char *s, size_t len)
 {
     mission *m = ud;
     if (m->stop) return 1;
-    if (text_add(&m->plan, s, len)) {
+    if (textbuf_add(&m->plan, s, len)) {
         snprintf(m->err, sizeof m->err, "out of memory");
         m->st = SANDBOX_ERROR;
         m->stop = STOP_EXEC;
@@ -316,7 +283,7 @@ static bool check_whole(mission *m, const char *plan, size_t len)
     bool ok = minispec_compile(m->o->run.reg, plan, len, &mo, &r) == 0 && r.ok;
     for (int i = 0; !ok && i < r.ndiags; i++)
         set_diag(m, &r.diags[i]);
-    if (!ok && !r.ndiags) text_add(&m->diag, "the plan does not compile\n", 26);
+    if (!ok && !r.ndiags) textbuf_adds(&m->diag, "the plan does not compile\n");
     ms_result_free(&r);
     return ok;
 }
@@ -328,9 +295,9 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
 {
     bool stream = m->o->stream;
     ms_options mo = {m->o->run.max_loop, 0};
-    text_clear(&m->plan);
-    text_clear(&m->executed);
-    text_clear(&m->diag);
+    textbuf_clear(&m->plan);
+    textbuf_clear(&m->executed);
+    textbuf_clear(&m->diag);
     plan_stream_init(&m->cleaner);
     m->stop = STOP_NONE;
     m->st = SANDBOX_OK;
@@ -363,19 +330,19 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
             on_plan_text(m, plan, len);
             finish_plan(m);
         } else if (pts == PLAN_TEXT_OK) {
-            text_add(&m->plan, plan, len);
+            textbuf_add(&m->plan, plan, len);
             m->stop = STOP_SYNTAX;
         }
         free(plan);
     }
     if (pts != PLAN_TEXT_OK && !m->stop) {
-        text_add(&m->diag, "the reply holds no MiniSpec plan (only prose or nothing)\n", 57);
+        textbuf_adds(&m->diag, "the reply holds no MiniSpec plan (only prose or nothing)\n");
         m->stop = STOP_SYNTAX;
     }
-    cJSON_AddItemToArray(m->plans, cJSON_CreateString(text_str(&m->plan)));
+    cJSON_AddItemToArray(m->plans, cJSON_CreateString(textbuf_str(&m->plan)));
     if (m->o->obs.plan)
-        m->o->obs.plan(m->o->obs.ud, m->index, text_str(&m->plan), m->plan.len,
-                       m->stop == STOP_SYNTAX ? text_str(&m->diag) : NULL);
+        m->o->obs.plan(m->o->obs.ud, m->index, textbuf_str(&m->plan), m->plan.len,
+                       m->stop == STOP_SYNTAX ? textbuf_str(&m->diag) : NULL);
     ms_stream_free(m->ps);
     m->ps = NULL;
 
@@ -390,9 +357,9 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         snprintf(why, whylen, "the LLM failed (%s): %s", llm_status_name(res.status), res.error);
         end = PLAN_FATAL;
     } else if (m->stop == STOP_SYNTAX) {
-        runner_session_end(m->s, SANDBOX_ERROR, text_str(&m->diag), &out);
+        runner_session_end(m->s, SANDBOX_ERROR, textbuf_str(&m->diag), &out);
         out.status = RUNNER_REJECTED;
-        snprintf(why, whylen, "%s", text_str(&m->diag));
+        snprintf(why, whylen, "%s", textbuf_str(&m->diag));
         end = PLAN_REJECTED;
     } else {
         runner_session_end(m->s, m->st, m->err, &out);
@@ -506,8 +473,8 @@ cJSON *mission_run(const mission_opts *o)
         prompt_msgs_free(&pm);
         free(prev_plan);
         free(prev_exec);
-        prev_plan = strdup(text_str(&m->plan));
-        prev_exec = strdup(text_str(&m->executed));
+        prev_plan = strdup(textbuf_str(&m->plan));
+        prev_exec = strdup(textbuf_str(&m->executed));
         if (end == PLAN_DONE) {
             ok = true;
             break;
@@ -544,9 +511,9 @@ cJSON *mission_run(const mission_opts *o)
     if (o->stats) *o->stats = m->stats;
     free(prev_plan);
     free(prev_exec);
-    free(m->plan.s);
-    free(m->executed.s);
-    free(m->diag.s);
+    textbuf_free(&m->plan);
+    textbuf_free(&m->executed);
+    textbuf_free(&m->diag);
     free(m);
     return doc;
 }
