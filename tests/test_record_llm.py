@@ -13,9 +13,10 @@ import sys
 import tempfile
 import time
 
+from fake_llm_proc import Fake
+
 ALOFT = os.environ["ALOFT"]
 SRC = os.environ.get("SRC", ".")
-FAKE = os.path.join(SRC, "tests", "fake_llm.py")
 failures = 0
 
 
@@ -24,41 +25,6 @@ def check(cond, what):
     if not cond:
         failures += 1
         print("FAILED:", what, file=sys.stderr)
-
-
-class Fake:
-    """tests/fake_llm.py serving RESPONSES in order."""
-
-    def __init__(self, tmp, responses):
-        self.dir = tempfile.mkdtemp(dir=tmp)
-        script = os.path.join(self.dir, "script.json")
-        with open(script, "w") as f:
-            json.dump({"responses": responses}, f)
-        port_file = os.path.join(self.dir, "port")
-        self.log = os.path.join(self.dir, "log.jsonl")
-        self.proc = subprocess.Popen(["/usr/bin/python3", FAKE, "--script", script,
-                                      "--port-file", port_file, "--log", self.log,
-                                      "--token-rate", "2000"])
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if os.path.exists(port_file):
-                with open(port_file) as f:
-                    port = f.read().strip()
-                if port:
-                    self.url = f"http://127.0.0.1:{port}/v1"
-                    return
-            time.sleep(0.01)
-        raise RuntimeError("the fake LLM server did not start")
-
-    def requests(self):
-        if not os.path.exists(self.log):
-            return []
-        with open(self.log) as f:
-            return [json.loads(line) for line in f if line.strip()]
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
 
 
 def env():
@@ -107,7 +73,7 @@ with tempfile.TemporaryDirectory() as tmp:
         json.dump(SCENE, f)
     db = os.path.join(tmp, "missions.db")
 
-    fake = Fake(tmp, REPLIES)
+    fake = Fake(tmp, REPLIES, rate=2000)
     rc, out, err = aloft("run", "--scene", scene, "--task", "Look at the apple, then turn.",
                          "--llm-url", fake.url, "--model", "fake-model", "--db", db, "--json",
                          "--seed", "3")
@@ -172,7 +138,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "the replay is recorded with the replies it used")
 
     # A batch (--no-stream) mission replays in batch mode.
-    fake = Fake(tmp, [{"content": "s('person');g('person');->True"}])
+    fake = Fake(tmp, [{"content": "s('person');g('person');->True"}], rate=2000)
     rc, out, err = aloft("run", "--scene", scene, "--task", "Go to the person.", "--no-stream",
                          "--llm-url", fake.url, "--model", "fake-model", "--db", db, "--json")
     fake.stop()

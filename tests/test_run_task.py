@@ -10,9 +10,10 @@ import sys
 import tempfile
 import time
 
+from fake_llm_proc import Fake
+
 ALOFT = os.environ.get("ALOFT", "build/aloft")
 SRC = os.environ.get("SRC", ".")
-FAKE = os.path.join(SRC, "tests", "fake_llm.py")
 failures = 0
 
 
@@ -21,38 +22,6 @@ def check(cond, what):
     if not cond:
         print("FAIL:", what)
         failures += 1
-
-
-class Fake:
-    def __init__(self, tmp, responses, rate=0):
-        self.dir = tempfile.mkdtemp(dir=tmp)
-        script = os.path.join(self.dir, "script.json")
-        with open(script, "w") as f:
-            json.dump({"responses": responses}, f)
-        self.port_file = os.path.join(self.dir, "port")
-        self.log = os.path.join(self.dir, "log.jsonl")
-        self.proc = subprocess.Popen(["/usr/bin/python3", FAKE, "--script", script,
-                                      "--port-file", self.port_file, "--log", self.log,
-                                      "--token-rate", str(rate)])
-        for _ in range(2000):
-            if os.path.exists(self.port_file):
-                with open(self.port_file) as f:
-                    text = f.read().strip()
-                if text:
-                    self.url = "http://127.0.0.1:%s/v1" % text
-                    return
-            time.sleep(0.01)
-        raise RuntimeError("fake server did not start")
-
-    def requests(self):
-        if not os.path.exists(self.log):
-            return []
-        with open(self.log) as f:
-            return [json.loads(line) for line in f if line.strip()]
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
 
 
 def env_without_model():
