@@ -165,24 +165,49 @@ int cli_pending(int argc, char **argv, const char *usage)
     return cli_fail(argv[0], "this command is not implemented yet");
 }
 
-static sandbox *volatile cancel_target;
+static atomic_bool cancel_flag;
+static sandbox *_Atomic cancel_target;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    sandbox *sb = cancel_target;
+    atomic_store(&cancel_flag, true);
+    sandbox *sb = atomic_load(&cancel_target);
     if (sb) sandbox_cancel(sb); /* an atomic store: safe in a handler */
 }
 
-void cli_cancel_on_signal(sandbox *sb)
+static void set_handler(void (*handler)(int))
 {
-    cancel_target = sb;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = sb ? on_signal : SIG_DFL;
+    sa.sa_handler = handler;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+void cli_cancel_begin(void)
+{
+    atomic_store(&cancel_flag, false);
+    atomic_store(&cancel_target, NULL);
+    set_handler(on_signal);
+}
+
+void cli_cancel_sandbox(sandbox *sb)
+{
+    atomic_store(&cancel_target, sb);
+    if (sb && atomic_load(&cancel_flag)) sandbox_cancel(sb);
+}
+
+void cli_cancel_end(void)
+{
+    set_handler(SIG_DFL);
+    atomic_store(&cancel_target, NULL);
+}
+
+atomic_bool *cli_cancel_flag(void)
+{
+    return &cancel_flag;
 }
 
 sandbox_limits cli_limits(const cli_common *c)

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -102,9 +103,15 @@ void cli_print_json(cJSON *doc);
  * user skill files are reported on stderr as "aloft: PATH: reason". */
 skill_registry *cli_load_registry(const cli_common *c);
 
-/* Makes Ctrl-C (SIGINT) and SIGTERM cancel SB instead of killing the
- * process; NULL restores the default behaviour. */
-void cli_cancel_on_signal(sandbox *sb);
+/* Ctrl-C (SIGINT) and SIGTERM during a run. Between cli_cancel_begin and
+ * cli_cancel_end a signal does not kill the process: it sets the flag that
+ * cli_cancel_flag returns (for the LLM client and the drone's abort
+ * callback) and cancels the sandbox given to cli_cancel_sandbox, if any —
+ * also one given after the signal came. */
+void cli_cancel_begin(void);
+void cli_cancel_sandbox(sandbox *sb);
+void cli_cancel_end(void);
+atomic_bool *cli_cancel_flag(void);
 
 /* Limits from the command line, with the sandbox defaults filled in. */
 sandbox_limits cli_limits(const cli_common *c);

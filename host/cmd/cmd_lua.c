@@ -102,9 +102,10 @@ int cmd_lua(int argc, char **argv)
         char chunk[512];
         snprintf(chunk, sizeof chunk, "%s%s", strcmp(path, "-") ? "@" : "=",
                  strcmp(path, "-") ? path : "stdin");
-        cli_cancel_on_signal(sb);
+        cli_cancel_begin();
+        cli_cancel_sandbox(sb);
         st = sandbox_run(sb, code, len, chunk, err, sizeof err);
-        cli_cancel_on_signal(NULL);
+        cli_cancel_end();
         status = st == SANDBOX_OK ? CLI_OK : CLI_FAIL;
     }
     sandbox_usage use = sandbox_get_usage(sb);

@@ -15,7 +15,6 @@
 #include "vision/pipeline.h"
 
 #include <limits.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,39 +291,11 @@ static int parse_args(run_args *a, int argc, char **argv)
     return -1; /* go on */
 }
 
+/* The plan's sandbox takes Ctrl-C from here (cli_cancel_begin in fly). */
 static void set_cancel(void *ud, sandbox *sb)
 {
     (void)ud;
-    cli_cancel_on_signal(sb);
-}
-
-/* Ctrl-C during a --task mission: stop the LLM request and the sandbox. */
-static atomic_bool task_cancel;
-static sandbox *volatile task_sandbox;
-
-static void on_task_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&task_cancel, true);
-    sandbox *sb = task_sandbox;
-    if (sb) sandbox_cancel(sb); /* an atomic store: safe in a handler */
-}
-
-static void task_signals(bool on)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on ? on_task_signal : SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
-static void set_task_sandbox(void *ud, sandbox *sb)
-{
-    (void)ud;
-    task_sandbox = sb;
-    if (sb && atomic_load(&task_cancel)) sandbox_cancel(sb);
+    cli_cancel_sandbox(sb);
 }
 
 /* The LLM settings of a --task run, from the environment and the flags. */
@@ -353,7 +324,7 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     mo.run.world = world;
     mo.run.limits = cli_limits(&a->c);
     mo.run.progress = a->quiet ? NULL : stderr;
-    mo.run.on_sandbox = set_task_sandbox;
+    mo.run.on_sandbox = set_cancel;
     mo.task = a->task;
     mo.prompts = ps;
     mo.llm = replay ? mission_record_replay_llm(replay) : mission_llm_default(&cfg);
@@ -363,13 +334,9 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     mo.stream = !a->no_stream;
     if (a->max_tries) mo.max_tries = (int)a->max_tries;
     if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
-    mo.cancel = &task_cancel;
+    mo.cancel = cli_cancel_flag();
     mo.outcome = out;
-    atomic_store(&task_cancel, false);
-    task_signals(true);
     cJSON *doc = mission_run(&mo);
-    task_signals(false);
-    task_sandbox = NULL;
     prompt_free(ps);
     if (!doc) snprintf(err, errlen, "out of memory");
     return doc;
@@ -454,30 +421,10 @@ static const char *model_name(const run_args *a)
 
 /* Ctrl-C before the plan runs (connect, takeoff, opening the Tello's video
  * stream): the driver's calls give up, and the world lands when closed. */
-static atomic_bool launch_cancel;
-
-static void on_launch_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&launch_cancel, true);
-}
-
 static bool launch_aborted(void *ud)
 {
     (void)ud;
-    return atomic_load(&launch_cancel);
-}
-
-/* Until the plan's sandbox takes Ctrl-C over (cli_cancel_on_signal). */
-static void launch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_launch_signal;
-    sigemptyset(&sa.sa_mask);
-    atomic_store(&launch_cancel, false);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    return atomic_load(cli_cancel_flag());
 }
 
 /* Opens the world A flies in: the simulator in F's scene (it takes off at
@@ -492,12 +439,11 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
         if (!drv || mission_world_wrap(w, drv, a->c.scene, err, errlen)) return -1;
         if (!a->quiet)
             fprintf(stderr, "connecting to the Tello at %s:%d\n", a->tello.host, a->tello.port);
-        launch_signals();
         w->drone->abort = launch_aborted;
         int rc = mission_world_launch(w, err, errlen);
         w->drone->abort = NULL;
         if (rc) return -1;
-        if (atomic_load(&launch_cancel)) {
+        if (atomic_load(cli_cancel_flag())) {
             snprintf(err, errlen, "cancelled before the plan started");
             return -1;
         }
@@ -513,7 +459,7 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
     if (!vo.source) vo.source = tello_video_source(&a->tello, src, sizeof src);
     if (mission_world_eyes(w, &vo, err, errlen)) return -1;
     if (!a->quiet) fprintf(stderr, "vision: %s\n", vision_pipeline_describe(w->eyes));
-    if (a->on_tello && atomic_load(&launch_cancel)) {
+    if (a->on_tello && atomic_load(cli_cancel_flag())) {
         snprintf(err, errlen, "cancelled before the plan started");
         return -1;
     }
@@ -524,7 +470,7 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
  * is recorded; a store that cannot be opened stops the run before it
  * flies). The report, with "mission_id", goes to *DOC (NULL if the run
  * never started). Returns the exit status. */
-static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
+static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
 {
     char err[1024];
     *doc = NULL;
@@ -554,7 +500,7 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
                 store_path(mission_record_store(rec)));
     bool land = a->on_tello ? a->tello.land_at_end : true;
     if (open_world(a, f, &world, err, sizeof err)) {
-        bool cancelled = a->on_tello && atomic_load(&launch_cancel);
+        bool cancelled = a->on_tello && atomic_load(cli_cancel_flag());
         mission_record_close(rec, cancelled ? STORE_CANCELLED : STORE_FAILED, err, NULL, NULL, 0);
         mission_world_close(&world, land);
         registry_free(reg);
@@ -600,6 +546,15 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     }
     mission_world_close(&world, land);
     registry_free(reg);
+    return rc;
+}
+
+/* Ctrl-C stops the mission from the first connect to the last landing. */
+static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
+{
+    cli_cancel_begin();
+    int rc = fly_recorded(a, f, doc, id);
+    cli_cancel_end();
     return rc;
 }
 
