@@ -34,6 +34,13 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* str() for printing: "-" when the field is missing. */
+static const char *field(const cJSON *o, const char *key)
+{
+    const char *s = str(o, key);
+    return s ? s : "-";
+}
+
 static double num(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -72,7 +79,7 @@ static void print_list(const cJSON *list)
     cJSON_ArrayForEach(m, list)
     {
         const char *task = str(m, "task");
-        printf("%5.0f  %-24s  %-11s  ", num(m, "id", 0), str(m, "started"), str(m, "status"));
+        printf("%5.0f  %-24s  %-11s  ", num(m, "id", 0), field(m, "started"), field(m, "status"));
         print_duration(num(m, "duration_ms", -1));
         printf("  %s\n", task ? task : "(plan given)");
     }
@@ -89,9 +96,9 @@ static void print_objects(const cJSON *list)
     const cJSON *o;
     cJSON_ArrayForEach(o, list)
     {
-        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %.0f\n", str(o, "class"),
+        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %.0f\n", field(o, "class"),
                num(o, "x", 0), num(o, "y", 0), num(o, "z", 0), num(o, "conf", 0),
-               num(o, "sightings", 0), str(o, "last_seen"), num(o, "last_mission", 0));
+               num(o, "sightings", 0), field(o, "last_seen"), num(o, "last_mission", 0));
     }
 }
 
@@ -100,7 +107,7 @@ static void print_objects(const cJSON *list)
 /* "turn_cw(45)" from a skill and its JSON argument array. */
 static void print_call(const cJSON *e)
 {
-    printf("%s(", str(e, "skill"));
+    printf("%s(", field(e, "skill"));
     const cJSON *a;
     bool first = true;
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(e, "args"))
@@ -115,18 +122,18 @@ static void print_call(const cJSON *e)
 
 static void print_llm(const cJSON *l)
 {
-    printf("llm %-6s %.1f ms", str(l, "kind"), num(l, "latency_ms", 0));
+    printf("llm %-6s %.1f ms", field(l, "kind"), num(l, "latency_ms", 0));
     if (num(l, "ttft_ms", -1) >= 0) printf(", first token %.1f ms", num(l, "ttft_ms", 0));
     if (num(l, "prompt_tokens", -1) >= 0)
         printf(", %.0f+%.0f tokens", num(l, "prompt_tokens", 0), num(l, "completion_tokens", 0));
     if (str(l, "error")) printf(", error: %s", str(l, "error"));
-    if (strcmp(str(l, "kind"), "probe") == 0) printf(" -> %s", str(l, "response"));
+    if (strcmp(field(l, "kind"), "probe") == 0) printf(" -> %s", field(l, "response"));
     putchar('\n');
 }
 
 static void print_event(const cJSON *e, const cJSON *plans)
 {
-    const char *kind = str(e, "kind");
+    const char *kind = field(e, "kind");
     if (strcmp(kind, "call") == 0) {
         int depth = (int)num(e, "depth", 0);
         printf("%*scall ", 2 * depth, "");
@@ -145,14 +152,14 @@ static void print_event(const cJSON *e, const cJSON *plans)
                    num(pose, "z", 0), num(pose, "yaw", 0));
         putchar('\n');
     } else if (strcmp(kind, "statement") == 0) {
-        printf("run  %.0f:%.0f  %s\n", num(e, "line", 0), num(e, "col", 0), str(e, "text"));
+        printf("run  %.0f:%.0f  %s\n", num(e, "line", 0), num(e, "col", 0), field(e, "text"));
     } else if (strcmp(kind, "violation") == 0) {
         printf("REFUSED ");
         print_call(e);
-        printf(": %s\n", str(e, "reason"));
+        printf(": %s\n", field(e, "reason"));
     } else if (strcmp(kind, "scene") == 0) {
         printf("scene ");
-        print_indented(str(e, "description"), 23);
+        print_indented(field(e, "description"), 23);
         putchar('\n');
     } else if (strcmp(kind, "plan") == 0) {
         int no = (int)num(e, "plan", 0);
@@ -160,7 +167,7 @@ static void print_event(const cJSON *e, const cJSON *plans)
         const cJSON *text = cJSON_GetArrayItem(plans, no - 1);
         printf("plan %d%s\n%19s", no, ok ? "" : " rejected by the checker:", "");
         if (!ok && str(e, "diagnostics")) {
-            print_indented(str(e, "diagnostics"), 19);
+            print_indented(field(e, "diagnostics"), 19);
             printf("\n%19s", "");
         }
         print_indented(cJSON_IsString(text) ? text->valuestring : "?", 19);
@@ -173,12 +180,12 @@ static void print_mission(const cJSON *doc)
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
     const char *task = str(m, "task");
     printf("mission %.0f: %s\n", num(m, "id", 0), task ? task : "(plan given)");
-    printf("  status   %s", str(m, "status"));
+    printf("  status   %s", field(m, "status"));
     if (num(m, "duration_ms", -1) >= 0) {
         printf(" after ");
         print_duration(num(m, "duration_ms", 0));
     }
-    printf("\n  started  %s\n", str(m, "started"));
+    printf("\n  started  %s\n", field(m, "started"));
     if (str(m, "drone")) printf("  drone    %s\n", str(m, "drone"));
     if (str(m, "model")) printf("  model    %s\n", str(m, "model"));
     if (num(m, "replay_of", 0) > 0) printf("  replays  mission %.0f\n", num(m, "replay_of", 0));

@@ -98,7 +98,7 @@ void store_now_iso(char *out, size_t outlen)
     gmtime_r(&ts.tv_sec, &tm);
     char date[24];
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, outlen, "%s.%03ldZ", date, ts.tv_nsec / 1000000);
+    snprintf(out, outlen, "%s.%03dZ", date, (int)(ts.tv_nsec / 1000000 % 1000));
 }
 
 const char *store_status_name(store_status st)

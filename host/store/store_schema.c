@@ -153,14 +153,14 @@ static int identify(store *s, int64_t *version, char *err, size_t errlen)
 
 int store_schema_check(store *s, char *err, size_t errlen)
 {
-    int64_t version;
+    int64_t version = 0;
     return identify(s, &version, err, errlen);
 }
 
 /* Under the write lock: bring the schema up to date. */
 static int migrate_locked(store *s, char *err, size_t errlen)
 {
-    int64_t version;
+    int64_t version = 0;
     if (identify(s, &version, err, errlen)) return -1;
     for (int v = (int)version; v < N_MIGRATIONS; v++) {
         char what[64];
