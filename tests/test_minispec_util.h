@@ -113,4 +113,38 @@ static inline int test_ms_plan_files(const char *src_root, char ***out)
     return n;
 }
 
+/* Compiles SRC both ways (fast path allowed, general parser only) and
+ * writes what differs into WHY; true when the results are the same: ok,
+ * Lua, dialect, skills used and diagnostics. */
+static inline bool test_ms_same_both_ways(const skill_registry *reg, const char *src, size_t len,
+                                          char *why, size_t whylen)
+{
+    ms_result a, b;
+    ms_options general = {.general = true};
+    minispec_compile(reg, src, len, NULL, &a);
+    minispec_compile(reg, src, len, &general, &b);
+    why[0] = '\0';
+    if (a.ok != b.ok)
+        snprintf(why, whylen, "ok: %d with the fast path, %d without", a.ok, b.ok);
+    else if (a.ok && strcmp(a.lua, b.lua) != 0)
+        snprintf(why, whylen, "Lua differs:\n--- fast path\n%s--- general\n%s", a.lua, b.lua);
+    else if (strcmp(a.dialect, b.dialect) != 0)
+        snprintf(why, whylen, "dialect %s / %s", a.dialect, b.dialect);
+    else if (a.nskills != b.nskills || a.ndiags != b.ndiags)
+        snprintf(why, whylen, "%d/%d skills, %d/%d diagnostics", a.nskills, b.nskills, a.ndiags,
+                 b.ndiags);
+    for (int i = 0; !why[0] && i < a.nskills; i++)
+        if (strcmp(a.skills[i], b.skills[i]) != 0)
+            snprintf(why, whylen, "skill %d: %s / %s", i, a.skills[i], b.skills[i]);
+    for (int i = 0; !why[0] && i < a.ndiags; i++)
+        if (a.diags[i].line != b.diags[i].line || a.diags[i].col != b.diags[i].col ||
+            strcmp(a.diags[i].message, b.diags[i].message) != 0)
+            snprintf(why, whylen, "diagnostic %d: %d:%d: %s / %d:%d: %s", i, a.diags[i].line,
+                     a.diags[i].col, a.diags[i].message, b.diags[i].line, b.diags[i].col,
+                     b.diags[i].message);
+    ms_result_free(&a);
+    ms_result_free(&b);
+    return why[0] == '\0';
+}
+
 #endif

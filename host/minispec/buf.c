@@ -36,7 +36,7 @@ void ms_buf_adds(ms_buf *b, const char *s)
     ms_buf_add(b, s, strlen(s));
 }
 
-void ms_buf_addi(ms_buf *b, long long v)
+void ms_buf_addi_slow(ms_buf *b, long long v)
 {
     char tmp[24];
     int n = sizeof tmp;

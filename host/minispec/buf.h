@@ -40,7 +40,15 @@ static inline void ms_buf_addc(ms_buf *b, char c)
     b->data[b->len++] = c;
     b->data[b->len] = '\0';
 }
-void ms_buf_addi(ms_buf *b, long long v);
+void ms_buf_addi_slow(ms_buf *b, long long v);
+/* Appends V in decimal (one digit, the common case, inline). */
+static inline void ms_buf_addi(ms_buf *b, long long v)
+{
+    if (v >= 0 && v <= 9)
+        ms_buf_addc(b, (char)('0' + v));
+    else
+        ms_buf_addi_slow(b, v);
+}
 /* Appends LEVELS levels of indentation (two spaces each). */
 static inline void ms_buf_indent(ms_buf *b, int levels)
 {

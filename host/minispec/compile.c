@@ -17,8 +17,12 @@ static int diag_order(const void *a, const void *b)
     return 0;
 }
 
-/* Moves the parser's findings (diagnostics, dialect, skills) into OUT. */
-static void collect(ms_parser *P, ms_result *out)
+/* Moves the parser's findings into OUT: diagnostics, dialect, the skills
+ * used and, when the plan is valid, HEAD + the plan's Lua + TAIL. The
+ * skills' array, their names and the Lua share one allocation (the array
+ * first), which ms_result_free frees whole. */
+static void collect(ms_parser *P, ms_result *out, const char *head, size_t h, const char *tail,
+                    size_t t)
 {
     if (P->ndiags > 1) qsort(P->diags, (size_t)P->ndiags, sizeof *P->diags, diag_order);
     if (P->dropped_diags) {
@@ -38,21 +42,24 @@ static void collect(ms_parser *P, ms_result *out)
     }
     out->ok = out->ndiags == 0;
     out->dialect = ms_parser_dialect(P);
-    /* The names and the array in one block: ms_result_free frees it whole. */
-    size_t bytes = sizeof *out->skills * (size_t)(P->nused + 1);
-    for (int i = 0; i < P->nused; i++)
-        bytes += strlen(P->used[i]->name) + 1;
-    out->skills = malloc(bytes);
+    /* Room for the longest names saves measuring each one twice. */
+    size_t n = (size_t)P->nused;
+    size_t lua = out->ok ? h + P->lua.len + t + 1 : 0;
+    out->skills = malloc(sizeof *out->skills * (n + 1) + n * sizeof P->used[0]->name + lua);
     if (!out->skills) abort();
-    char *text = (char *)(out->skills + P->nused + 1);
-    for (int i = 0; i < P->nused; i++) {
-        size_t n = strlen(P->used[i]->name) + 1;
-        memcpy(text, P->used[i]->name, n);
+    char *text = (char *)(out->skills + n + 1);
+    for (size_t i = 0; i < n; i++) {
         out->skills[i] = text;
-        text += n;
+        text = stpcpy(text, P->used[i]->name) + 1;
     }
-    out->skills[P->nused] = NULL;
+    out->skills[n] = NULL;
     out->nskills = P->nused;
+    if (out->ok) {
+        out->lua = text;
+        memcpy(text, head, h);
+        if (P->lua.len) memcpy(text + h, P->lua.data, P->lua.len);
+        memcpy(text + h + P->lua.len, tail, t + 1);
+    }
 }
 
 /* One parser per thread is kept between compiles with its memory, which
@@ -83,17 +90,6 @@ static void parser_put(ms_parser *P)
     free(P);
 }
 
-/* HEAD + the statements + TAIL, in one allocation. */
-static char *assemble(const ms_parser *P, const char *head, size_t h, const char *tail, size_t t)
-{
-    char *lua = malloc(h + P->lua.len + t + 1);
-    if (!lua) abort();
-    memcpy(lua, head, h);
-    if (P->lua.len) memcpy(lua + h, P->lua.data, P->lua.len);
-    memcpy(lua + h + P->lua.len, tail, t + 1);
-    return lua;
-}
-
 int minispec_compile(const skill_registry *reg, const char *src, size_t len, const ms_options *opts,
                      ms_result *out)
 {
@@ -102,10 +98,13 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len, con
     plan.nparams = 0;
     ms_parser *P = parser_get(reg, &plan);
     ms_parser_set_input(P, src, len, true);
-    ms_parser_run(P);
-    collect(P, out);
+    if (plan.general || !ms_fast_run(P)) {
+        ms_parser_reset(P, reg, &plan, true);
+        ms_parser_set_input(P, src, len, true);
+        ms_parser_run(P);
+    }
     static const char head[] = "local ms, v = minispec, {}\n";
-    if (out->ok) out->lua = assemble(P, head, sizeof head - 1, "", 0);
+    collect(P, out, head, sizeof head - 1, "", 0);
     parser_put(P);
     return out->ok ? 0 : -1;
 }
@@ -121,19 +120,16 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
     P->in_skill = true;
     ms_parser_set_input(P, src, len, true);
     ms_parser_run(P);
-    collect(P, out);
-    if (out->ok) {
-        ms_buf head = {0};
-        ms_buf_addlit(&head, "local ms = minispec\nreturn function(");
-        for (int i = 1; i <= def.nparams; i++) {
-            if (i > 1) ms_buf_add(&head, ", ", 2);
-            ms_buf_addc(&head, 'a');
-            ms_buf_addi(&head, i);
-        }
-        ms_buf_addlit(&head, ")\n  local v = {}\n");
-        out->lua = assemble(P, head.data, head.len, "end\n", 4);
-        ms_buf_free(&head);
+    ms_buf head = {0};
+    ms_buf_addlit(&head, "local ms = minispec\nreturn function(");
+    for (int i = 1; i <= def.nparams; i++) {
+        if (i > 1) ms_buf_add(&head, ", ", 2);
+        ms_buf_addc(&head, 'a');
+        ms_buf_addi(&head, i);
     }
+    ms_buf_addlit(&head, ")\n  local v = {}\n");
+    collect(P, out, head.data, head.len, "end\n", 4);
+    ms_buf_free(&head);
     parser_put(P);
     return out->ok ? 0 : -1;
 }
@@ -141,8 +137,7 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
 void ms_result_free(ms_result *r)
 {
     if (!r) return;
-    free(r->lua);
     free(r->diags);
-    free(r->skills); /* names included */
+    free(r->skills); /* names and Lua included */
     memset(r, 0, sizeof *r);
 }

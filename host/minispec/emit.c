@@ -123,25 +123,16 @@ void ms_emit_string(ms_buf *out, const char *s, size_t n)
     ms_buf_addc(out, '"');
 }
 
-/* A skill name as a Lua string: registered names need no escapes, so the
- * bytes are copied as they are read (no strlen, no second pass). */
+/* A skill name as a Lua string. registry_add admits only names of
+ * lower-case letters, digits and '_', so the bytes need no escapes. */
 static void emit_name(ms_buf *out, const char *name)
 {
-    if (out->len + SKILL_NAME_MAX + 3 > out->cap) ms_buf_reserve(out, SKILL_NAME_MAX + 3);
+    size_t n = strnlen(name, SKILL_NAME_MAX);
+    ms_buf_reserve(out, n + 2);
     char *d = out->data + out->len;
-    size_t n = 0;
-    *d++ = '"';
-    for (;; n++) {
-        unsigned char c = n < SKILL_NAME_MAX ? (unsigned char)name[n] : 1;
-        if (!c) break;
-        if (needs_escape[c]) { /* not a plain name after all: the general path */
-            out->data[out->len] = '\0';
-            ms_emit_string(out, name, strlen(name));
-            return;
-        }
-        d[n] = (char)c;
-    }
-    d[n] = '"';
+    d[0] = '"';
+    memcpy(d + 1, name, n);
+    d[n + 1] = '"';
     out->len += n + 2;
     out->data[out->len] = '\0';
 }
@@ -177,7 +168,19 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
 {
     switch (e->kind) {
     case MS_E_NUMBER: emit_number(out, e); break;
-    case MS_E_STRING: ms_emit_string(out, e->text, e->len); break;
+    case MS_E_STRING:
+        if (e->plain) { /* the bytes as they are, between quotes */
+            ms_buf_reserve(out, e->len + 2);
+            char *d = out->data + out->len;
+            d[0] = '"';
+            memcpy(d + 1, e->text, e->len);
+            d[e->len + 1] = '"';
+            out->len += e->len + 2;
+            out->data[out->len] = '\0';
+        } else {
+            ms_emit_string(out, e->text, e->len);
+        }
+        break;
     case MS_E_TRUE: ms_buf_add(out, "true", 4); break;
     case MS_E_FALSE: ms_buf_add(out, "false", 5); break;
     case MS_E_NONE: ms_buf_add(out, "nil", 3); break;

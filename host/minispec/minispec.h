@@ -23,16 +23,19 @@ typedef struct ms_diag {
 typedef struct ms_options {
     int max_loop; /* largest loop count; 0 = MS_MAX_LOOP_DEFAULT */
     int nparams;  /* > 0 when compiling a skill definition: $1..$nparams allowed */
+    bool general; /* skip the fast path for valid plans (tests compare both) */
 } ms_options;
 
 typedef struct ms_result {
     bool ok;
-    char *lua;      /* malloc'd Lua chunk when ok; see lua/minispec.lua */
+    char *lua;      /* the Lua chunk when ok (see lua/minispec.lua); in the
+                       skills' allocation: copy it to keep it */
     ms_diag *diags; /* every independent error, in source order */
     int ndiags;
     const char *dialect; /* "v1", "v2" or "mixed" */
     char **skills;       /* full names of the skills used, in first-use order
-                            (one allocation with the names; NULL-terminated) */
+                            (NULL-terminated; one allocation with the names
+                            and the Lua) */
     int nskills;
 } ms_result;
 

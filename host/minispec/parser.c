@@ -161,22 +161,9 @@ static ms_expr *new_expr(ms_parser *P, ms_expr_kind kind, const ms_token *at)
     if (++P->unit_nodes > MS_MAX_UNIT_NODES)
         syntax_error(P, at, "statement too long (more than %d values and operators)",
                      MS_MAX_UNIT_NODES);
-    ms_expr *e = ms_arena_alloc(&P->arena, sizeof *e);
-    /* Field by field: a memset of the node compiles to `rep stos`, slow to
-     * start for so few bytes. */
-    e->kind = kind;
-    e->op = MS_T_EOF;
+    ms_expr *e = ms_expr_new(&P->arena, kind);
     e->line = at->line;
     e->col = at->col;
-    e->text = NULL;
-    e->len = 0;
-    e->is_int = false;
-    e->value = 0;
-    e->id = 0;
-    e->skill = NULL;
-    e->args = NULL;
-    e->nargs = 0;
-    e->a = e->b = NULL;
     return e;
 }
 

@@ -125,6 +125,12 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev);
  * compiler), with the same results as calling ms_parser_step to the end. */
 void ms_parser_run(ms_parser *P);
 
+/* The fast path for a final, valid plan (fast.c): the results of
+ * ms_parser_run on a parser just reset, or false (the parser then holds
+ * partial results and must be reset) when the plan has anything that
+ * ms_parser_run would report or that the fast path leaves to it. */
+bool ms_fast_run(ms_parser *P);
+
 /* "v1", "v2" or "mixed" (a plan without any call with arguments: "v2"). */
 const char *ms_parser_dialect(const ms_parser *P);
 
@@ -190,6 +196,7 @@ struct ms_expr {
     const char *text; /* NUMBER: its digits; STRING: decoded bytes */
     size_t len;
     bool is_int;        /* NUMBER */
+    bool plain;         /* STRING: no byte needs an escape in Lua (fast.c knows) */
     double value;       /* NUMBER */
     long id;            /* VAR, ARG */
     const skill *skill; /* CALL (NULL when unknown) */
@@ -197,6 +204,28 @@ struct ms_expr {
     int nargs;
     ms_expr *a, *b;
 };
+
+/* A node of KIND from arena A, every other field empty (line and col 0).
+ * Field by field: a memset of the node compiles to `rep stos`, slow to
+ * start for so few bytes. */
+static inline ms_expr *ms_expr_new(ms_arena *a, ms_expr_kind kind)
+{
+    ms_expr *e = ms_arena_alloc(a, sizeof *e);
+    e->kind = kind;
+    e->op = MS_T_EOF;
+    e->line = e->col = 0;
+    e->text = NULL;
+    e->len = 0;
+    e->is_int = false;
+    e->plain = false;
+    e->value = 0;
+    e->id = 0;
+    e->skill = NULL;
+    e->args = NULL;
+    e->nargs = 0;
+    e->a = e->b = NULL;
+    return e;
+}
 
 /* Appends the Lua for E (a value) to OUT. */
 void ms_emit_expr(ms_buf *out, const ms_expr *e);

@@ -6,6 +6,7 @@
 #include "minispec/minispec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int minispec_compile_skill(const skill_registry *reg, skill *s, char *err, size_t errlen)
@@ -22,8 +23,11 @@ int minispec_compile_skill(const skill_registry *reg, skill *s, char *err, size_
         ms_result_free(&r);
         return -1;
     }
-    s->lua_code = r.lua;
-    r.lua = NULL;
+    s->lua_code = strdup(r.lua);
     ms_result_free(&r);
+    if (!s->lua_code) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return 0;
 }

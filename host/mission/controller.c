@@ -277,7 +277,7 @@ static void finish_plan(mission *m)
 
 static bool check_whole(mission *m, const char *plan, size_t len)
 {
-    ms_options mo = {m->o->run.max_loop, 0};
+    ms_options mo = {.max_loop = m->o->run.max_loop};
     ms_result r;
     memset(&r, 0, sizeof r);
     bool ok = minispec_compile(m->o->run.reg, plan, len, &mo, &r) == 0 && r.ok;
@@ -294,7 +294,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
                          size_t whylen)
 {
     bool stream = m->o->stream;
-    ms_options mo = {m->o->run.max_loop, 0};
+    ms_options mo = {.max_loop = m->o->run.max_loop};
     textbuf_clear(&m->plan);
     textbuf_clear(&m->executed);
     textbuf_clear(&m->diag);

@@ -357,7 +357,7 @@ void runner_report_pose(cJSON *doc, mission_world *w)
 /* Checks the plan; on failure puts the diagnostics into the report. */
 static bool check(const runner_opts *o, cJSON *doc)
 {
-    ms_options mo = {o->max_loop, 0};
+    ms_options mo = {.max_loop = o->max_loop};
     ms_result r;
     memset(&r, 0, sizeof r);
     bool ok = minispec_compile(o->reg, o->plan, o->plan_len, &mo, &r) == 0 && r.ok;
@@ -534,7 +534,7 @@ static void finish_error(cJSON *doc, const char *msg, const runner_opts *o)
 
 static sandbox_status execute(runner_session *s, const runner_opts *o, char *err, size_t errlen)
 {
-    ms_options mo = {o->max_loop, 0};
+    ms_options mo = {.max_loop = o->max_loop};
     ms_stream *ps = ms_stream_new(o->reg, &mo);
     if (!ps || runner_session_begin(s)) {
         ms_stream_free(ps);

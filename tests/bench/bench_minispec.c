@@ -1,8 +1,9 @@
 /*
  * Compile throughput of the MiniSpec compiler: parse + check + emit of a
  * corpus of realistic plans (the example plans, both dialects), whole-plan
- * and streamed byte by byte. Prints one line; with a path argument also
- * writes the numbers there as JSON.
+ * (as compiled, and with the general parser alone, without the fast path
+ * for valid plans) and streamed byte by byte. Prints one line; with a path
+ * argument also writes the numbers there as JSON.
  *
  * For scale: TypeFly's own Python checker needs about 10 us per plan (about
  * 270 ns per character) on this kind of machine, for checking alone.
@@ -44,13 +45,14 @@ static corpus load_corpus(const char *src)
 
 static volatile size_t sink;
 
-static double bench_whole(const skill_registry *reg, const corpus *c, int rounds)
+static double bench_whole(const skill_registry *reg, const corpus *c, int rounds,
+                          const ms_options *opts)
 {
     double t0 = now_ns();
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < c->n; i++) {
             ms_result res;
-            minispec_compile(reg, c->plans[i], c->lens[i], NULL, &res);
+            minispec_compile(reg, c->plans[i], c->lens[i], opts, &res);
             if (!res.ok) {
                 fprintf(stderr, "bench: plan %d does not compile\n", i);
                 exit(1);
@@ -97,16 +99,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: no plans in %s/examples/plans\n", src);
         return 1;
     }
-    bench_whole(reg, &c, 200); /* warm up */
+    ms_options general = {.general = true};
+    bench_whole(reg, &c, 200, NULL); /* warm up */
     int rounds = getenv("MS_BENCH_ROUNDS") ? atoi(getenv("MS_BENCH_ROUNDS")) : 2000;
-    double whole = bench_whole(reg, &c, rounds);
+    double whole = bench_whole(reg, &c, rounds, NULL);
+    double slow = bench_whole(reg, &c, rounds / 4, &general) * 4;
     double stream = getenv("MS_BENCH_NO_STREAM") ? 1 : bench_stream(reg, &c, rounds / 10);
     double plans = (double)c.n * rounds, chars = (double)c.chars * rounds;
-    double w_char = whole / chars, w_plan = whole / plans;
+    double w_char = whole / chars, w_plan = whole / plans, g_char = slow / chars;
     double s_char = stream / (chars / 10), s_plan = stream / (plans / 10);
     printf("minispec compile: %d plans, %.1f chars/plan: %.2f ns/char, %.0f ns/plan "
-           "(%.0fx TypeFly's 270 ns/char); byte-by-byte stream: %.2f ns/char, %.0f ns/plan\n",
-           c.n, (double)c.chars / c.n, w_char, w_plan, 270.0 / w_char, s_char, s_plan);
+           "(%.0fx TypeFly's 270 ns/char); general parser alone: %.2f ns/char (%.2fx); "
+           "byte-by-byte stream: %.2f ns/char, %.0f ns/plan\n",
+           c.n, (double)c.chars / c.n, w_char, w_plan, 270.0 / w_char, g_char, g_char / w_char,
+           s_char, s_plan);
     if (argc > 1) {
         FILE *f = fopen(argv[1], "w");
         if (!f) {
@@ -115,9 +121,10 @@ int main(int argc, char **argv)
         }
         fprintf(f,
                 "{\"benchmark\":\"minispec_compile\",\"plans\":%d,\"chars_per_plan\":%.1f,"
-                "\"ns_per_char\":%.3f,\"ns_per_plan\":%.1f,\"stream_ns_per_char\":%.3f,"
-                "\"stream_ns_per_plan\":%.1f,\"typefly_ns_per_char\":270,\"speedup\":%.1f}\n",
-                c.n, (double)c.chars / c.n, w_char, w_plan, s_char, s_plan, 270.0 / w_char);
+                "\"ns_per_char\":%.3f,\"ns_per_plan\":%.1f,\"general_ns_per_char\":%.3f,"
+                "\"stream_ns_per_char\":%.3f,\"stream_ns_per_plan\":%.1f,"
+                "\"typefly_ns_per_char\":270,\"speedup\":%.1f}\n",
+                c.n, (double)c.chars / c.n, w_char, w_plan, g_char, s_char, s_plan, 270.0 / w_char);
         fclose(f);
     }
     for (int i = 0; i < c.n; i++)

@@ -4,6 +4,8 @@
  *   - no crash, no undefined behaviour, no leak (ASan/UBSan/LeakSanitizer);
  *   - every plan or skill definition the checker accepts compiles to Lua
  *     that Lua's own parser accepts;
+ *   - the whole-plan compiler gives the same result (Lua, dialect, skills,
+ *     diagnostics) with its fast path for valid plans as without it;
  *   - the stream parser fed in chunks of pseudo-random sizes (down to one
  *     byte) reports the same events as fed whole, and fails exactly when
  *     the whole-plan checker does.
@@ -16,6 +18,7 @@
 #include "../../host/minispec/check.c"
 #include "../../host/minispec/compile.c"
 #include "../../host/minispec/emit.c"
+#include "../../host/minispec/fast.c"
 #include "../../host/minispec/lexer.c"
 #include "../../host/minispec/parser.c"
 #include "../../host/minispec/skilldef.c"
@@ -96,6 +99,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r.ok) lua_must_accept(r.lua, "plan");
     bool ok = r.ok;
     ms_result_free(&r);
+
+    char why[4096];
+    if (!test_ms_same_both_ways(reg, src, size, why, sizeof why)) {
+        fprintf(stderr, "the fast path and the general parser disagree: %s\n", why);
+        abort();
+    }
 
     minispec_compile_definition(reg, src, size, 2, NULL, &r);
     if (r.ok) lua_must_accept(r.lua, "skill definition");

@@ -1,0 +1,235 @@
+/*
+ * The whole-plan compiler's fast path (host/minispec/fast.c) against the
+ * general parser: the fast path takes every example plan, declines every
+ * malformed one, and the compiler's result is the same with it as without
+ * it for example plans, edge cases and thousands of mutated plans.
+ */
+#include "minispec/parser.h"
+#include "test_minispec_util.h"
+
+#include "check.h"
+
+static skill_registry *reg;
+
+/* True when the fast path alone compiles PLAN. */
+static bool fast_takes(const char *plan, size_t len)
+{
+    ms_parser P;
+    ms_parser_init(&P, reg, NULL, true);
+    ms_parser_set_input(&P, plan, len, true);
+    bool ok = ms_fast_run(&P);
+    ms_parser_free(&P);
+    return ok;
+}
+
+static void expect_same(const char *what, const char *plan, size_t len)
+{
+    char why[8192];
+    CHECK(test_ms_same_both_ways(reg, plan, len, why, sizeof why), "%s: %.*s\n%s", what,
+          (int)(len > 200 ? 200 : len), plan, why);
+}
+
+static void test_example_plans_take_the_fast_path(const char *src)
+{
+    char **files;
+    int n = test_ms_plan_files(src, &files);
+    CHECK(n >= 25, "expected the example plans, found %d", n);
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        char *text = test_ms_read_file(files[i], &len);
+        CHECK(fast_takes(text, len), "%s: the fast path declined a valid plan", files[i]);
+        expect_same(files[i], text, len);
+        free(text);
+        free(files[i]);
+    }
+    free(files);
+}
+
+static void test_malformed_plans_are_declined(void)
+{
+    static const struct {
+        const char *what, *plan, *diags;
+    } cases[] = {
+#include "test_minispec_cases.h"
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *plan = cases[i].plan;
+        CHECK(!fast_takes(plan, strlen(plan)), "%s: the fast path took a malformed plan",
+              cases[i].what);
+        expect_same(cases[i].what, plan, strlen(plan));
+    }
+}
+
+/* Valid plans at the edges of the grammar, and plans the fast path leaves
+ * to the general parser (escapes, long numerals): the same result. */
+static void test_edge_plans(void)
+{
+    static const struct {
+        const char *plan;
+        bool fast; /* the fast path is expected to take it */
+    } cases[] = {
+        {"", true},
+        {";;;", true},
+        {"  \n\t tc , 45 ; ;\n", true},
+        {"tc(30)tc(30)", true},
+        {"tu tu", false}, /* turn_ccw without its argument */
+        {"tp;tp", true},
+        {"_0=1;l(_0)", true},
+        {"_01=1;l(_1)", true},
+        {"_1=1;_1=_1+1;l(_1)", true},
+        {"3{_1=5}l(_1)", true},
+        {"?iv,cup{_1=1}?True{_2=2}", true},
+        {"l('what's up')", true},
+        {"l(\"it's\")", true},
+        {"l('')", true},
+        {"l('say \"hi\"')", true},    /* quotes escaped in Lua */
+        {"l('a\tb\x01c\x7f')", true}, /* control bytes escaped in Lua */
+        {"l(\"'\")", true},
+        {"l('tab\\there')", false},
+        {"l('caf\xc3\xa9 \xe2\x9c\x88')", true},
+        {"tc(-45);tc(--5);_1=-ox(x)", true},
+        {"_1=ox('a');tc((_1-0.5)*90+1-(2-3));tc(8/2)", true},
+        {"_1=q('n?');?_1>2&_1!=5|_1{l(_1)}", true},
+        {"?iv,person&ox,person>0.5|iv,cat{l,'found'}", true},
+        {"?(iv('a')|iv('b'))&!iv('c'){l('x')}", false},
+        {"?iv('a')==False{rp}", true},
+        {"?iv,cup{rp};l,'say \"hi\"\\n'", false},
+        {"tc,1.0;tc(45.0)", true},
+        {"tc,1.5", false},
+        {"o,apple;a;->True", true},
+        {"o(apple)", true},
+        {"l(iv)", true},
+        {"l(True)", false},
+        {"_1=True;_2=None;_3=1==1;->_1", true},
+        {"?1<2<3{}", false},
+        {"1000{tc(1)}", true},
+        {"1001{tc(1)}", false},
+        {"8{4{2{tc(1)}}}", true},
+        {"tc(1+((((((((((((((((((((1)))))))))))))))))))))", false}, /* 21 */
+        {"tc(1+((((((((((((((((1)))))))))))))))))", true},          /* 17 levels */
+        {"tc(12345678901234567890123456789012345678901234567890123456789012345678901234567890"
+         "12345678901234567890123)",
+         false},
+        {"l('a'+1)", false},
+        {"_1=p('x')+1", true},
+        {"->", false},
+        {"-> tc(1)", true},
+        {"->iv('x')&iv('y')", true},
+        {"tc($1)", false},
+        {"x=1", false},
+        {"True", false},
+        {"tc(1)}", false},
+        {"{tc(1)}", false},
+        {"8{tc(1)", false},
+        {"tc(1);turn left now", false},
+        {"rp(1)", false},
+        {"l(rp)", true}, /* a bare word */
+        {"l(rp())", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *plan = cases[i].plan;
+        CHECK(fast_takes(plan, strlen(plan)) == cases[i].fast, "%s: fast path %s it", plan,
+              cases[i].fast ? "declined" : "took");
+        expect_same("edge plan", plan, strlen(plan));
+    }
+}
+
+/* Bytes a mutation inserts: MiniSpec's own, and a few it does not have. */
+static const char mutation_bytes[] = "{};,()?=<>!&|+-*/_$'\"0123456789. \nabcitlqxTFN\\";
+
+static uint32_t next_random(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* Every example plan mutated many times (bytes inserted, deleted,
+ * replaced; pieces of other plans spliced in): same result both ways. */
+static void test_mutated_plans(const char *src)
+{
+    char **files;
+    int n = test_ms_plan_files(src, &files);
+    char **plans = calloc((size_t)n, sizeof *plans);
+    size_t *lens = calloc((size_t)n, sizeof *lens);
+    for (int i = 0; i < n; i++)
+        plans[i] = test_ms_read_file(files[i], &lens[i]);
+    uint32_t seed = 0x9e3779b9u;
+    int rounds = getenv("MS_MUTATIONS") ? atoi(getenv("MS_MUTATIONS")) : 20000;
+    int valid = 0, fast = 0;
+    char buf[4096];
+    for (int r = 0; r < rounds; r++) {
+        int which = (int)(next_random(&seed) % (uint32_t)n);
+        size_t len = lens[which] < sizeof buf / 2 ? lens[which] : sizeof buf / 2;
+        memcpy(buf, plans[which], len);
+        int edits = 1 + (int)(next_random(&seed) % 3);
+        for (int e = 0; e < edits; e++) {
+            size_t at = len ? next_random(&seed) % (len + 1) : 0;
+            char c = mutation_bytes[next_random(&seed) % (sizeof mutation_bytes - 1)];
+            switch (next_random(&seed) % 4) {
+            case 0: /* insert */
+                if (len + 1 >= sizeof buf) break;
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = c;
+                len++;
+                break;
+            case 1: /* delete */
+                if (at < len) {
+                    memmove(buf + at, buf + at + 1, len - at - 1);
+                    len--;
+                }
+                break;
+            case 2: /* replace */
+                if (at < len) buf[at] = c;
+                break;
+            default: { /* splice a piece of another plan */
+                int other = (int)(next_random(&seed) % (uint32_t)n);
+                size_t from = next_random(&seed) % (lens[other] + 1);
+                size_t k = next_random(&seed) % 16;
+                if (from + k > lens[other]) k = lens[other] - from;
+                if (len + k >= sizeof buf) break;
+                memmove(buf + at + k, buf + at, len - at);
+                memcpy(buf + at, plans[other] + from, k);
+                len += k;
+            }
+            }
+        }
+        char why[8192];
+        if (!test_ms_same_both_ways(reg, buf, len, why, sizeof why)) {
+            CHECK(false, "mutant %d: %.*s\n%s", r, (int)len, buf, why);
+            break;
+        }
+        ms_result res;
+        ms_options general = {.general = true};
+        minispec_compile(reg, buf, len, &general, &res);
+        valid += res.ok;
+        fast += res.ok && fast_takes(buf, len);
+        ms_result_free(&res);
+    }
+    /* The comparison means something only if many mutants are valid and
+     * the fast path took most of those. */
+    CHECK(valid > rounds / 10, "only %d of %d mutants are valid plans", valid, rounds);
+    CHECK(fast > valid * 9 / 10, "the fast path took only %d of %d valid mutants", fast, valid);
+    printf("mutated plans: %d, valid %d, taken by the fast path %d\n", rounds, valid, fast);
+    for (int i = 0; i < n; i++) {
+        free(plans[i]);
+        free(files[i]);
+    }
+    free(plans);
+    free(lens);
+    free(files);
+}
+
+int main(void)
+{
+    const char *src = getenv("SRC") ? getenv("SRC") : ".";
+    reg = test_ms_registry(src);
+    test_example_plans_take_the_fast_path(src);
+    test_malformed_plans_are_declined();
+    test_edge_plans();
+    test_mutated_plans(src);
+    registry_free(reg);
+    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
