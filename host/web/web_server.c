@@ -305,6 +305,10 @@ static enum MHD_Result route(web_server *srv, struct MHD_Connection *c, const ch
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (strcmp(url, files[i].path) == 0)
             return get ? send_file(c, files[i].file, files[i].type) : method_not_allowed(c, "GET");
+    if (strcmp(url, "/favicon.ico") == 0 && get) /* no icon, and no 404 in the console */
+        return send_response(c, MHD_HTTP_NO_CONTENT,
+                             MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT),
+                             "image/x-icon");
     if (strcmp(url, "/api/drones") == 0)
         return get ? send_json(c, MHD_HTTP_OK, web_fleet_json(srv->fleet))
                    : method_not_allowed(c, "GET");

@@ -3,7 +3,7 @@
  * API, each drone's events as Server-Sent Events and its camera as MJPEG.
  *
  *   GET  /                          the page (web/index.html, embedded)
- *   GET  /app.js, /style.css        its script and style
+ *   GET  /app.js, /style.css        its script and style (/favicon.ico: 204)
  *   GET  /api/drones                the drones (web_fleet_json)
  *   POST /api/drones/ID/missions    {"task": "..."}: 202, 409 busy, 400, 404
  *   POST /api/drones/ID/stop        cancels the mission
