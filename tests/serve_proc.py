@@ -4,6 +4,7 @@ import http.client
 import json
 import os
 import subprocess
+import tempfile
 import time
 import urllib.parse
 
@@ -14,17 +15,24 @@ class Serve:
     """aloft serve with ARGS; the URL it printed is in .url."""
 
     def __init__(self, args, env=None):
+        # stderr to a file: a pipe nobody reads could fill and stall the server
+        self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([ALOFT, "serve", "--port", "0"] + args,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True,
                                      env=env)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on http://"):
             self.proc.kill()
-            raise RuntimeError("aloft serve did not start: %r %s" %
-                               (line, self.proc.stderr.read()))
+            self.proc.wait()
+            raise RuntimeError("aloft serve did not start: %r %s" % (line, self.stderr()))
         self.url = line.split()[2]
         u = urllib.parse.urlparse(self.url)
         self.host, self.port = u.hostname, u.port
+
+    def stderr(self):
+        """What the server wrote to stderr so far."""
+        self.err.seek(0)
+        return self.err.read()
 
     def conn(self, timeout=30):
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)

@@ -234,7 +234,7 @@ unsigned char *web_fleet_frame(web_fleet *f, int id, size_t *len, char *err, siz
     drone_pose p = get_pose(d);
     char caption[160];
     if (n < 0)
-        snprintf(caption, sizeof caption, "drone %d (%s): no camera stream", id, d->spec);
+        snprintf(caption, sizeof caption, "drone %d (%.60s): no camera stream", id, d->spec);
     else
         snprintf(caption, sizeof caption, "drone %d  x:%.0f y:%.0f z:%.0f yaw:%.0f", id, p.x, p.y,
                  p.z, p.yaw);
