@@ -198,6 +198,13 @@ with tempfile.TemporaryDirectory() as tmp:
         check(status == 404, "other paths: %s" % status)
         status, _ = srv.request("GET", "/api/drones/0/../../x")
         check(status == 404, "dot paths: %s" % status)
+        status, _ = srv.request("GET", "/api/drones", headers={"Host": "evil.example:%d" % srv.port})
+        check(status == 403, "a foreign Host header (DNS rebinding): %s" % status)
+        status, _ = srv.request("POST", "/api/drones/0/missions", json.dumps({"task": "x"}),
+                                {"Content-Type": "application/json", "Host": "evil.example"})
+        check(status == 403, "a mission from a foreign Host: %s" % status)
+        status, _ = srv.request("GET", "/api/drones", headers={"Host": "localhost:%d" % srv.port})
+        check(status == 200, "Host localhost: %s" % status)
         check(srv.drones()[0]["busy"] is False, "no mission started by the errors")
 
         # the page and its files
@@ -206,12 +213,16 @@ with tempfile.TemporaryDirectory() as tmp:
         status, js = srv.request("GET", "/app.js")
         check(status == 200 and b"EventSource" in js, "the script")
 
-        # the camera
+        # the camera; its thread ends when the client goes away
+        threads = lambda: len(os.listdir("/proc/%d/task" % srv.proc.pid))  # noqa: E731
+        before = threads()
         frames = mjpeg_frames(srv, 1, 2)
         check(len(frames) == 2, "two frames: %d" % len(frames))
         check(all(f[:3] == b"\xff\xd8\xff" and f[-2:] == b"\xff\xd9" for f in frames),
               "JPEG frames")
         check(srv.drones()[1]["busy"] is False, "the server still answers after the camera")
+        wait_for(lambda: threads() <= before, "the camera stream ended with its client: %d "
+                 "threads, %d before" % (threads(), before))
 
         # Ctrl-C during a mission: cancelled, recorded, exit 0
         status, doc = srv.post_json("/api/drones/1/missions", {"task": "wait at the end"})

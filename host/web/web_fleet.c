@@ -52,7 +52,7 @@ struct web_fleet {
     const web_fleet_config *cfg;
     web_drone drones[WEB_MAX_DRONES];
     int n;
-    bool shut;
+    atomic_bool shut;
 };
 
 static cJSON *pose_json(drone_pose p)
@@ -150,6 +150,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
     web_fleet *f = calloc(1, sizeof *f);
     if (!f) return snprintf(err, errlen, "out of memory"), NULL;
     f->cfg = cfg;
+    atomic_init(&f->shut, false);
     for (int i = 0; i < n; i++) {
         web_drone *d = &f->drones[i];
         d->id = i;
@@ -168,8 +169,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
 
 void web_fleet_shutdown(web_fleet *f)
 {
-    if (!f || f->shut) return;
-    f->shut = true;
+    if (!f || atomic_exchange(&f->shut, true)) return;
     for (int i = 0; i < f->n; i++)
         web_fleet_stop(f, i);
     for (int i = 0; i < f->n; i++) {
@@ -605,10 +605,11 @@ int web_fleet_start(web_fleet *f, int id, const char *task, int *run, char *err,
     char *copy = strdup(task);
     if (!copy) return snprintf(err, errlen, "out of memory"), WEB_ERROR;
     pthread_mutex_lock(&d->lock);
-    if (d->busy || f->shut) {
+    bool shut = atomic_load(&f->shut);
+    if (d->busy || shut) {
         pthread_mutex_unlock(&d->lock);
         free(copy);
-        if (f->shut) return snprintf(err, errlen, "the server is stopping"), WEB_ERROR;
+        if (shut) return snprintf(err, errlen, "the server is stopping"), WEB_ERROR;
         return WEB_BUSY;
     }
     /* The last mission's thread ended (busy is cleared last): collect it. */

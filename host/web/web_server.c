@@ -17,6 +17,7 @@
 
 struct web_server {
     struct MHD_Daemon *mhd;
+    char host[64]; /* the address it listens on */
     web_fleet *fleet;
     int port;
     atomic_bool stopping;
@@ -27,6 +28,7 @@ typedef struct request {
     char body[WEB_MAX_BODY + 1];
     size_t len;
     bool too_big;
+    bool answered; /* refused from the headers alone: the body is ignored */
 } request;
 
 static const char *const security_headers[][2] = {
@@ -333,6 +335,19 @@ static enum MHD_Result route(web_server *srv, struct MHD_Connection *c, const ch
     return send_stream(srv, c, id, strcmp(action, "events") == 0);
 }
 
+/* True when the request's Host header names this server: "localhost" or
+ * the address it listens on (any port). A web page whose own name was made
+ * to resolve to 127.0.0.1 (DNS rebinding) sends its name, and is refused. */
+static bool host_allowed(const web_server *srv, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    if (!h) return true; /* HTTP/1.0 without Host: not a browser */
+    size_t n = strcspn(h, ":");
+    if (h[0] == '[') n = strcspn(h, "]") + 1; /* [::1]:port */
+    return (n == 9 && strncasecmp(h, "localhost", 9) == 0) ||
+           (n == strlen(srv->host) && strncmp(h, srv->host, n) == 0);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **ctx)
@@ -346,11 +361,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq = calloc(1, sizeof *rq);
         if (!rq) return MHD_NO;
         *ctx = rq;
+        if (!host_allowed(srv, c)) {
+            rq->answered = true;
+            return send_error(c, MHD_HTTP_FORBIDDEN,
+                              "unknown Host: use the address aloft "
+                              "serve printed");
+        }
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > WEB_MAX_BODY) {
-            rq->too_big = true;
+            rq->answered = true;
             return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "the request body is too large");
         }
+        return MHD_YES;
+    }
+    if (rq->answered) {
+        *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -394,6 +419,7 @@ web_server *web_server_start(web_fleet *fleet, const char *host, int port, char 
     web_server *s = calloc(1, sizeof *s);
     if (!s) return snprintf(err, errlen, "out of memory"), NULL;
     s->fleet = fleet;
+    snprintf(s->host, sizeof s->host, "%s", host);
     atomic_init(&s->stopping, false);
     s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
                               NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,

@@ -10,7 +10,9 @@
  *   GET  /api/drones/ID/events      text/event-stream (web_events.h)
  *   GET  /api/drones/ID/camera.mjpg multipart/x-mixed-replace JPEG frames
  *
- * Nothing else is served. Request bodies above WEB_MAX_BODY get 413; a
+ * Nothing else is served. A Host header other than "localhost" or the
+ * listening address gets 403 (DNS rebinding). Request bodies above
+ * WEB_MAX_BODY get 413; a
  * mission must be posted as application/json (a page on another site cannot
  * send that without the browser asking first). One thread per connection:
  * streams block in their own thread and end when the client goes away.
