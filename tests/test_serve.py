@@ -52,7 +52,7 @@ def run_mission(srv, drone, task):
 
 PLAN = "l('hello web');tc(90);mf(50);->True"
 LONG = "l('waiting');d(60000);->True"
-SHORT = "l('both');d(1500);->True"
+SHORT = "l('both');d(3000);->True"
 
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ)
