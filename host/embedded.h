@@ -1,5 +1,6 @@
 /*
- * Files compiled into the binary: lua/NAME.lua, skills/NAME.lua, prompts/NAME.txt.
+ * Files compiled into the binary: lua/NAME.lua, skills/NAME.lua, prompts/NAME.txt,
+ * web/NAME.html|js|css (the web UI).
  * The table is generated at build time by cmake/embed.cmake.
  */
 #ifndef ALOFT_EMBEDDED_H

@@ -1,7 +1,230 @@
+/* aloft serve: the web UI (SPEC §13).
+ *
+ * Serves the page and the JSON API of host/web/web_server.h for the drones
+ * given with --drone, until Ctrl-C (or SIGTERM): then every mission is
+ * cancelled, the drones land, and the server ends its streams and exits. */
 #include "cmd/cli.h"
+#include "web/web_fleet.h"
+#include "web/web_server.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "Usage: aloft serve [--port P] [--host ADDR] [--drone SPEC]... [--scene S] [options]\n"
+    "\n"
+    "Serve the web UI: for each drone, its live camera, a task box, the plan as\n"
+    "the LLM writes it, the execution log, the scene description and a stop\n"
+    "button. The first line on stdout is the address it listens on.\n"
+    "\n"
+    "  --port P              TCP port (default 8080; 0 = any free port)\n"
+    "  --host ADDR           IPv4 address to listen on (default 127.0.0.1; anything\n"
+    "                        else lets other machines fly your drones)\n"
+    "  --drone SPEC          a drone, repeatable; ids 0, 1, ... in order:\n"
+    "                          sim:SCENE       the simulator in that scene file\n"
+    "                          sim             the simulator in --scene\n"
+    "                          tello[:HOST]    a Tello (default 192.168.10.1);\n"
+    "                                          --scene gives its limits\n"
+    "                        (default: one simulator in --scene)\n"
+    "  --scene FILE          the scene of `--drone sim`\n"
+    "  --llm-url URL         OpenAI-compatible base URL (default\n"
+    "                        $OPENAI_BASE_URL or https://api.openai.com/v1)\n"
+    "  --model NAME          the model (default $ALOFT_MODEL); key: $OPENAI_API_KEY\n"
+    "  --no-stream           wait for the whole plan before running it\n"
+    "  --max-tries N         plans asked for when they fail the checker (default 3)\n"
+    "  --max-replans N       new plans after rp, a failed skill or a refused\n"
+    "                        motion (default 3)\n"
+    "  --llm-timeout-ms N    limit for one LLM call, retries included (default 120000)\n"
+    "  --time-scale X        simulated seconds per real second (default 1)\n"
+    "  --seed N              seed for the simulator's noise (default 1)\n"
+    "  --db FILE             the mission store (default $ALOFT_DB, else\n"
+    "                        $XDG_DATA_HOME/aloft/aloft.db)\n"
+    "  --skills DIR          also load the skill files of DIR (repeatable)\n"
+    "  --max-instructions N  instruction budget per mission (default 10000000)\n"
+    "  --max-memory BYTES    memory cap per mission, k/M/G suffixes (default 16M)\n"
+    "  --timeout-ms N        wall-clock limit per mission (default 300000)\n"
+    "\n"
+    "Every mission is recorded in the store like `aloft run --task`.\n"
+    "Ctrl-C cancels the missions (the drones hover, then land) and exits.\n"
+    "Exit status: 0 after Ctrl-C, 1 the server could not start, 2 usage.\n";
+
+enum {
+    OPT_PORT = OPT_FIRST_FREE,
+    OPT_HOST,
+    OPT_DRONE,
+    OPT_LLM_URL,
+    OPT_MODEL,
+    OPT_NO_STREAM,
+    OPT_MAX_TRIES,
+    OPT_MAX_REPLANS,
+    OPT_LLM_TIMEOUT,
+    OPT_TIME_SCALE,
+    OPT_SEED,
+    OPT_DB,
+};
+
+typedef struct serve_args {
+    cli_common c;
+    int port;
+    const char *host;
+    const char *drones[WEB_MAX_DRONES];
+    int n_drones;
+    const char *llm_url, *model, *db;
+    bool no_stream;
+    long long max_tries, max_replans, llm_timeout_ms;
+    double time_scale;
+    unsigned long long seed;
+} serve_args;
+
+/* A count option: 0 or more (1 or more when POSITIVE). */
+static int parse_count(const char *cmd, const char *name, const char *arg, bool positive,
+                       long long *out)
+{
+    unsigned long long v;
+    if (cli_parse_u64(arg, false, &v) || v > 100000000 || (positive && v == 0))
+        return cli_usage_error(cmd, "--%s: '%s' is not a number >= %d", name, arg, positive);
+    *out = (long long)v;
+    return 0;
+}
+
+static int on_option(void *ud, int opt, const char *arg)
+{
+    serve_args *a = ud;
+    const char *cmd = a->c.cmd;
+    switch (opt) {
+    case OPT_PORT: {
+        unsigned long long v;
+        if (cli_parse_u64(arg, false, &v) || v > 65535)
+            return cli_usage_error(cmd, "--port: '%s' is not a port (0-65535)", arg);
+        a->port = (int)v;
+        return 0;
+    }
+    case OPT_HOST: a->host = arg; return 0;
+    case OPT_DRONE:
+        if (a->n_drones == WEB_MAX_DRONES)
+            return cli_usage_error(cmd, "at most %d drones", WEB_MAX_DRONES);
+        a->drones[a->n_drones++] = arg;
+        return 0;
+    case OPT_LLM_URL: a->llm_url = arg; return 0;
+    case OPT_MODEL: a->model = arg; return 0;
+    case OPT_DB: a->db = arg; return 0;
+    case OPT_NO_STREAM: a->no_stream = true; return 0;
+    case OPT_MAX_TRIES: return parse_count(cmd, "max-tries", arg, true, &a->max_tries);
+    case OPT_MAX_REPLANS: return parse_count(cmd, "max-replans", arg, false, &a->max_replans);
+    case OPT_LLM_TIMEOUT: return parse_count(cmd, "llm-timeout-ms", arg, true, &a->llm_timeout_ms);
+    case OPT_TIME_SCALE: {
+        char *end;
+        a->time_scale = strtod(arg, &end);
+        if (end == arg || *end || !(a->time_scale >= 0) || a->time_scale > 1e6)
+            return cli_usage_error(cmd, "--time-scale: '%s' is not a number >= 0", arg);
+        return 0;
+    }
+    case OPT_SEED:
+        if (cli_parse_u64(arg, false, &a->seed))
+            return cli_usage_error(cmd, "--seed: '%s' is not a number", arg);
+        return 0;
+    }
+    return cli_usage_error(cmd, "unknown option");
+}
 
 int cmd_serve(int argc, char **argv)
 {
-    return cli_pending(argc, argv,
-                       "Usage: aloft serve [--port P] [--drone ...]\n\nServe the web UI.\n");
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS,
+        CLI_LIMIT_OPTIONS,
+        {"scene", required_argument, 0, OPT_SCENE},
+        {"port", required_argument, 0, OPT_PORT},
+        {"host", required_argument, 0, OPT_HOST},
+        {"drone", required_argument, 0, OPT_DRONE},
+        {"llm-url", required_argument, 0, OPT_LLM_URL},
+        {"model", required_argument, 0, OPT_MODEL},
+        {"no-stream", no_argument, 0, OPT_NO_STREAM},
+        {"max-tries", required_argument, 0, OPT_MAX_TRIES},
+        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},
+        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
+        {"time-scale", required_argument, 0, OPT_TIME_SCALE},
+        {"seed", required_argument, 0, OPT_SEED},
+        {"db", required_argument, 0, OPT_DB},
+        {0, 0, 0, 0},
+    };
+    serve_args a = {.c = {.cmd = "serve"},
+                    .port = 8080,
+                    .host = "127.0.0.1",
+                    .max_replans = -1,
+                    .time_scale = 1,
+                    .seed = 1};
+    int rc = cli_parse_options(&a.c, argc, argv, opts, usage, on_option, &a);
+    if (rc >= 0) return rc;
+    if (optind < argc) return cli_usage_error(a.c.cmd, "unexpected argument '%s'", argv[optind]);
+    if (a.c.json) return cli_usage_error(a.c.cmd, "--json is not an option of serve");
+    const char *env = getenv("ALOFT_MODEL");
+    if (!a.model && !(env && *env))
+        return cli_usage_error(a.c.cmd, "missions need a model: give --model NAME or set "
+                                        "ALOFT_MODEL");
+    if (a.n_drones == 0) {
+        if (!a.c.scene) return cli_usage_error(a.c.cmd, "give --drone SPEC or --scene FILE");
+        a.drones[a.n_drones++] = "sim";
+    }
+
+    llm_config llm;
+    llm_config_defaults(&llm);
+    if (a.llm_url) snprintf(llm.base_url, sizeof llm.base_url, "%s", a.llm_url);
+    if (a.model) snprintf(llm.model, sizeof llm.model, "%s", a.model);
+    if (a.llm_timeout_ms) llm.total_timeout_ms = (long)a.llm_timeout_ms;
+
+    skill_registry *reg = cli_load_registry(&a.c);
+    if (!reg) return CLI_FAIL;
+    web_fleet_config cfg = {.reg = reg,
+                            .llm = &llm,
+                            .limits = cli_limits(&a.c),
+                            .time_scale = a.time_scale,
+                            .seed = a.seed,
+                            .db = a.db,
+                            .stream = !a.no_stream,
+                            .max_tries = (int)a.max_tries,
+                            .max_replans = (int)a.max_replans,
+                            .skill_dirs = a.c.skill_dirs,
+                            .n_skill_dirs = a.c.n_skill_dirs};
+    char err[1024];
+    /* Signals go to this thread only (sigwait below): every thread started
+     * from here on inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    web_fleet *fleet = web_fleet_new(&cfg, a.drones, a.n_drones, a.c.scene, err, sizeof err);
+    if (!fleet) {
+        registry_free(reg);
+        return cli_fail(a.c.cmd, "%s", err);
+    }
+    web_server *srv = web_server_start(fleet, a.host, a.port, err, sizeof err);
+    if (!srv) {
+        web_fleet_free(fleet);
+        registry_free(reg);
+        return cli_fail(a.c.cmd, "%s", err);
+    }
+    printf("listening on http://%s:%d/\n", a.host, web_server_port(srv));
+    fflush(stdout);
+    for (int i = 0; i < a.n_drones; i++)
+        fprintf(stderr, "drone %d: %s\n", i, a.drones[i]);
+    if (strcmp(a.host, "127.0.0.1") != 0)
+        fprintf(stderr,
+                "aloft serve: listening on %s: anyone who can reach it can fly the "
+                "drones\n",
+                a.host);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    fprintf(stderr, "aloft serve: stopping (missions cancelled, drones landing)\n");
+    web_fleet_shutdown(fleet);
+    web_server_stop(srv);
+    web_fleet_free(fleet);
+    registry_free(reg);
+    return CLI_OK;
 }

@@ -284,6 +284,13 @@ drone *sim_open(const scene *sc, const sim_options *opts, char *err, size_t errl
     return &s->drone;
 }
 
+void sim_place(drone *d, const drone_pose *pose)
+{
+    sim *s = d->impl;
+    s->state.pose = *pose;
+    s->state.flying = true;
+}
+
 bool sim_is(const drone *d)
 {
     return d && d->ops == &sim_ops;

@@ -43,6 +43,10 @@ int sim_observe(drone *d, vision_object *out, int max);
  * puts its path into PATH. Returns 0, or -1 with a message. */
 int sim_take_picture(drone *d, char *path, size_t pathlen, char *err, size_t errlen);
 
+/* Puts the drone at POSE at once, flying (no motion, no collision check):
+ * for a second simulator that shows what another one's camera sees. */
+void sim_place(drone *d, const drone_pose *pose);
+
 /* Simulated milliseconds since sim_open. */
 double sim_time_ms(const drone *d);
 

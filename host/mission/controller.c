@@ -251,6 +251,7 @@ static int on_plan_text(void *ud, const char *s, size_t len)
         m->stop = STOP_EXEC;
         return 1;
     }
+    if (m->o->obs.plan_text) m->o->obs.plan_text(m->o->obs.ud, m->index, s, len);
     ms_stream_feed(m->ps, s, len);
     return drain(m);
 }

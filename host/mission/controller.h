@@ -69,6 +69,9 @@ typedef struct mission_observer {
      * DIAGNOSTICS is NULL when the checker accepted what arrived, else the
      * "line:col: message" lines (or why there was no plan). */
     void (*plan)(void *ud, int index, const char *plan, size_t len, const char *diagnostics);
+    /* LEN more bytes of plan INDEX's cleaned text arrived (as streamed, or
+     * the whole plan at once without streaming), before they run. */
+    void (*plan_text)(void *ud, int index, const char *text, size_t len);
     /* A statement (or block header) of plan INDEX starts running. */
     void (*statement)(void *ud, int index, const char *text, size_t len, int depth);
     /* The scene description sent to the LLM (for a plan or a probe). */

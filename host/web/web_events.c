@@ -1,0 +1,167 @@
+/* The event log behind a drone's SSE stream (see web_events.h). */
+#include "web/web_events.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A mission that logs more than this keeps its first events and its end. */
+#define EVENTS_MAX_COUNT 20000
+#define EVENTS_MAX_BYTES (8u * 1024u * 1024u)
+
+typedef struct event {
+    long id;
+    char *sse; /* "id: N\nevent: KIND\ndata: JSON\n\n" */
+    size_t len;
+} event;
+
+struct web_events {
+    pthread_mutex_t lock;
+    pthread_cond_t grew;
+    event *ev;
+    int n, cap;
+    size_t bytes;
+    long next_id;
+    bool closed;
+};
+
+web_events *web_events_new(void)
+{
+    web_events *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->grew, &ca);
+    pthread_condattr_destroy(&ca);
+    h->next_id = 1;
+    return h;
+}
+
+static void forget(web_events *h)
+{
+    for (int i = 0; i < h->n; i++)
+        free(h->ev[i].sse);
+    h->n = 0;
+    h->bytes = 0;
+}
+
+void web_events_free(web_events *h)
+{
+    if (!h) return;
+    forget(h);
+    free(h->ev);
+    pthread_cond_destroy(&h->grew);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}
+
+void web_events_reset(web_events *h)
+{
+    pthread_mutex_lock(&h->lock);
+    forget(h);
+    pthread_mutex_unlock(&h->lock);
+}
+
+long web_events_add(web_events *h, const char *kind, cJSON *data)
+{
+    char *json = data ? cJSON_PrintUnformatted(data) : NULL;
+    cJSON_Delete(data);
+    if (!json) return -1;
+    long id = -1;
+    pthread_mutex_lock(&h->lock);
+    bool full = h->n >= EVENTS_MAX_COUNT || h->bytes >= EVENTS_MAX_BYTES;
+    if (!full || strcmp(kind, "end") == 0) {
+        if (h->n == h->cap) {
+            int cap = h->cap ? h->cap * 2 : 64;
+            event *ev = realloc(h->ev, (size_t)cap * sizeof *ev);
+            if (ev) h->ev = ev, h->cap = cap;
+        }
+        /* cJSON escapes newlines in strings: DATA is one line, as SSE needs. */
+        size_t need = strlen(json) + strlen(kind) + 64;
+        char *sse = h->n < h->cap ? malloc(need) : NULL;
+        if (sse) {
+            id = h->next_id++;
+            int len = snprintf(sse, need, "id: %ld\nevent: %s\ndata: %s\n\n", id, kind, json);
+            h->ev[h->n++] = (event){id, sse, (size_t)len};
+            h->bytes += (size_t)len;
+            pthread_cond_broadcast(&h->grew);
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    free(json);
+    return id;
+}
+
+long web_events_first(web_events *h)
+{
+    pthread_mutex_lock(&h->lock);
+    long first = h->n ? h->ev[0].id - 1 : h->next_id - 1;
+    pthread_mutex_unlock(&h->lock);
+    return first;
+}
+
+/* Index of the first kept event with an id above AFTER, or h->n. */
+static int after_index(const web_events *h, long after)
+{
+    int lo = 0, hi = h->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (h->ev[mid].id <= after)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+char *web_events_wait(web_events *h, long after, int timeout_ms, long *last)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    char *out = NULL;
+    pthread_mutex_lock(&h->lock);
+    int i;
+    while (!h->closed && (i = after_index(h, after)) == h->n)
+        if (pthread_cond_timedwait(&h->grew, &h->lock, &until) == ETIMEDOUT) break;
+    if (!h->closed && (i = after_index(h, after)) < h->n) {
+        size_t len = 0;
+        for (int k = i; k < h->n; k++)
+            len += h->ev[k].len;
+        out = malloc(len + 1);
+        if (out) {
+            size_t at = 0;
+            for (int k = i; k < h->n; k++) {
+                memcpy(out + at, h->ev[k].sse, h->ev[k].len);
+                at += h->ev[k].len;
+            }
+            out[at] = '\0';
+            *last = h->ev[h->n - 1].id;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    return out;
+}
+
+void web_events_close(web_events *h)
+{
+    pthread_mutex_lock(&h->lock);
+    h->closed = true;
+    pthread_cond_broadcast(&h->grew);
+    pthread_mutex_unlock(&h->lock);
+}
+
+bool web_events_closed(web_events *h)
+{
+    pthread_mutex_lock(&h->lock);
+    bool c = h->closed;
+    pthread_mutex_unlock(&h->lock);
+    return c;
+}

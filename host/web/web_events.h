@@ -1,0 +1,49 @@
+/*
+ * A drone's event log for the web UI: what its current (or last) mission did,
+ * as Server-Sent Events. The mission thread appends; any number of readers
+ * wait for what came after the last event they sent.
+ *
+ * Each event gets an id that only grows over the server's life, so that a
+ * browser reconnecting with Last-Event-ID misses nothing that is still kept.
+ * A new mission forgets the previous one's events (web_events_reset): a page
+ * opened mid-mission replays the mission so far, then follows it live.
+ */
+#ifndef ALOFT_WEB_EVENTS_H
+#define ALOFT_WEB_EVENTS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct web_events web_events;
+
+/* A new, empty log, or NULL when out of memory. */
+web_events *web_events_new(void);
+
+/* Frees H; no reader may still wait on it. */
+void web_events_free(web_events *h);
+
+/* Forgets every kept event (a new mission starts). */
+void web_events_reset(web_events *h);
+
+/* Appends event KIND with DATA (a JSON object, taken and freed). Past the
+ * size cap, events are dropped, except "end": a mission's end always
+ * arrives. Returns the event's id, or -1 when it was dropped. */
+long web_events_add(web_events *h, const char *kind, cJSON *data);
+
+/* The SSE text of every kept event with an id above AFTER, waiting up to
+ * TIMEOUT_MS for one to arrive. Returns a malloc'd string and sets *LAST to
+ * the last id in it, or NULL when nothing came (or the log is closed). */
+char *web_events_wait(web_events *h, long after, int timeout_ms, long *last);
+
+/* The id before the first kept event: a reader starting there replays the
+ * current mission. */
+long web_events_first(web_events *h);
+
+/* Wakes every reader for good (the server stops). */
+void web_events_close(web_events *h);
+
+/* True after web_events_close. */
+bool web_events_closed(web_events *h);
+
+#endif

@@ -1,0 +1,650 @@
+/* The web UI's drones and their missions (see web_fleet.h). */
+#include "web/web_fleet.h"
+
+#include "drone/scene.h"
+#include "drone/sim.h"
+#include "drone/tello.h"
+#include "llm/prompt.h"
+#include "mission/controller.h"
+#include "mission/record.h"
+#include "mission/runner.h"
+#include "vision/objects.h"
+#include "web/web_frame.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FRAME_W 640
+#define FRAME_H 480
+
+typedef struct web_drone {
+    int id;
+    web_fleet *fleet;
+    char spec[300];
+    bool tello;
+    tello_config tcfg;
+    scene *scene;     /* the simulator's scene, or the Tello's limits (or NULL) */
+    char *scene_path; /* its file */
+    char *scene_json; /* the scene file's text, recorded with each mission */
+    web_events *events;
+
+    pthread_mutex_t lock; /* guards what follows */
+    bool busy;
+    bool joinable; /* a mission thread ran and is not joined yet */
+    pthread_t thread;
+    int run;     /* missions started */
+    char *task;  /* the current or last one */
+    sandbox *sb; /* the running plan's sandbox, for stop */
+    drone_pose pose;
+    char *last_scene; /* the last scene description the controller saw */
+    atomic_bool cancel;
+
+    /* The camera: a second simulator placed at the drone's pose, so that
+     * frames never touch the flying one (nor its noise generator). */
+    pthread_mutex_t cam_lock;
+    drone *camera;
+} web_drone;
+
+struct web_fleet {
+    const web_fleet_config *cfg;
+    web_drone drones[WEB_MAX_DRONES];
+    int n;
+    atomic_bool shut;
+};
+
+static cJSON *pose_json(drone_pose p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "x", p.x);
+    cJSON_AddNumberToObject(o, "y", p.y);
+    cJSON_AddNumberToObject(o, "z", p.z);
+    cJSON_AddNumberToObject(o, "yaw", p.yaw);
+    return o;
+}
+
+static void set_pose(web_drone *d, drone_pose p)
+{
+    pthread_mutex_lock(&d->lock);
+    d->pose = p;
+    pthread_mutex_unlock(&d->lock);
+}
+
+static drone_pose get_pose(web_drone *d)
+{
+    pthread_mutex_lock(&d->lock);
+    drone_pose p = d->pose;
+    pthread_mutex_unlock(&d->lock);
+    return p;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static int load_scene(web_drone *d, const char *path, char *err, size_t errlen)
+{
+    char msg[512];
+    d->scene = malloc(sizeof *d->scene);
+    if (!d->scene) return snprintf(err, errlen, "out of memory"), -1;
+    if (scene_load(d->scene, path, msg, sizeof msg)) {
+        snprintf(err, errlen, "drone %d: %s", d->id, msg);
+        return -1;
+    }
+    d->scene_path = strdup(path);
+    FILE *fp = fopen(path, "rb");
+    if (fp) {
+        fseek(fp, 0, SEEK_END);
+        long len = ftell(fp);
+        rewind(fp);
+        d->scene_json = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        if (d->scene_json) d->scene_json[fread(d->scene_json, 1, (size_t)len, fp)] = '\0';
+        fclose(fp);
+    }
+    return 0;
+}
+
+static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *default_scene,
+                      char *err, size_t errlen)
+{
+    char msg[512];
+    snprintf(d->spec, sizeof d->spec, "%s", spec);
+    d->events = web_events_new();
+    if (!d->events) return snprintf(err, errlen, "out of memory"), -1;
+    tello_config_init(&d->tcfg);
+    int r = tello_config_option(&d->tcfg, "drone", spec, msg, sizeof msg);
+    if (r < 0) return snprintf(err, errlen, "--drone %s: %s", spec, msg), -1;
+    if (r == 1) {
+        d->tello = true;
+        /* The Tello keeps the default limits unless --scene gives some. */
+        return default_scene ? load_scene(d, default_scene, err, errlen) : 0;
+    }
+    const char *path = NULL;
+    if (strcmp(spec, "sim") == 0)
+        path = default_scene;
+    else if (strncmp(spec, "sim:", 4) == 0 && spec[4])
+        path = spec + 4;
+    else
+        return snprintf(err, errlen, "--drone %s: expected sim:SCENE, sim, tello or tello:HOST",
+                        spec),
+               -1;
+    if (!path) return snprintf(err, errlen, "--drone sim needs --scene FILE"), -1;
+    if (load_scene(d, path, err, errlen)) return -1;
+    sim_options so = {0, f->cfg->seed, NULL};
+    d->camera = sim_open(d->scene, &so, msg, sizeof msg);
+    if (!d->camera || d->camera->ops->takeoff(d->camera, msg, sizeof msg))
+        return snprintf(err, errlen, "drone %d: %s", d->id, msg), -1;
+    drone_state st;
+    d->camera->ops->get_state(d->camera, &st);
+    d->pose = st.pose;
+    return 0;
+}
+
+web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, int n,
+                         const char *default_scene, char *err, size_t errlen)
+{
+    if (n < 1 || n > WEB_MAX_DRONES) {
+        snprintf(err, errlen, "between 1 and %d drones, not %d", WEB_MAX_DRONES, n);
+        return NULL;
+    }
+    web_fleet *f = calloc(1, sizeof *f);
+    if (!f) return snprintf(err, errlen, "out of memory"), NULL;
+    f->cfg = cfg;
+    atomic_init(&f->shut, false);
+    for (int i = 0; i < n; i++) {
+        web_drone *d = &f->drones[i];
+        d->id = i;
+        d->fleet = f;
+        pthread_mutex_init(&d->lock, NULL);
+        pthread_mutex_init(&d->cam_lock, NULL);
+        atomic_init(&d->cancel, false);
+        f->n++;
+        if (open_drone(f, d, specs[i], default_scene, err, errlen)) {
+            web_fleet_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+void web_fleet_shutdown(web_fleet *f)
+{
+    if (!f || atomic_exchange(&f->shut, true)) return;
+    for (int i = 0; i < f->n; i++)
+        web_fleet_stop(f, i);
+    for (int i = 0; i < f->n; i++) {
+        web_drone *d = &f->drones[i];
+        pthread_mutex_lock(&d->lock);
+        bool join = d->joinable;
+        d->joinable = false;
+        pthread_mutex_unlock(&d->lock);
+        if (join) pthread_join(d->thread, NULL);
+        if (d->events) web_events_close(d->events);
+    }
+}
+
+void web_fleet_free(web_fleet *f)
+{
+    if (!f) return;
+    web_fleet_shutdown(f);
+    for (int i = 0; i < f->n; i++) {
+        web_drone *d = &f->drones[i];
+        if (d->camera) d->camera->ops->destroy(d->camera);
+        web_events_free(d->events);
+        free(d->scene);
+        free(d->scene_json);
+        free(d->scene_path);
+        free(d->task);
+        free(d->last_scene);
+        pthread_mutex_destroy(&d->lock);
+        pthread_mutex_destroy(&d->cam_lock);
+    }
+    free(f);
+}
+
+int web_fleet_count(const web_fleet *f)
+{
+    return f->n;
+}
+
+web_events *web_fleet_events(web_fleet *f, int id)
+{
+    return f->drones[id].events;
+}
+
+/* ---- the camera --------------------------------------------------------- */
+
+/* What drone D's camera sees now: up to MAX objects, or -1 without one. */
+static int view(web_drone *d, vision_object *out, int max)
+{
+    if (!d->camera) return -1;
+    drone_pose p = get_pose(d);
+    pthread_mutex_lock(&d->cam_lock);
+    sim_place(d->camera, &p);
+    int n = sim_observe(d->camera, out, max);
+    pthread_mutex_unlock(&d->cam_lock);
+    return n;
+}
+
+unsigned char *web_fleet_frame(web_fleet *f, int id, size_t *len, char *err, size_t errlen)
+{
+    web_drone *d = &f->drones[id];
+    vision_object objs[VISION_MAX_OBJECTS];
+    int n = view(d, objs, VISION_MAX_OBJECTS);
+    drone_pose p = get_pose(d);
+    char caption[160];
+    if (n < 0)
+        snprintf(caption, sizeof caption, "drone %d (%.60s): no camera stream", id, d->spec);
+    else
+        snprintf(caption, sizeof caption, "drone %d  x:%.0f y:%.0f z:%.0f yaw:%.0f", id, p.x, p.y,
+                 p.z, p.yaw);
+    return web_frame_jpeg(FRAME_W, FRAME_H, objs, n < 0 ? 0 : n, caption, len, err, errlen);
+}
+
+cJSON *web_fleet_json(web_fleet *f)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < f->n; i++) {
+        web_drone *d = &f->drones[i];
+        vision_object objs[VISION_MAX_OBJECTS];
+        int n = view(d, objs, VISION_MAX_OBJECTS);
+        char desc[4096] = "";
+        if (n >= 0) vision_describe(objs, n, desc, sizeof desc);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", i);
+        cJSON_AddStringToObject(o, "kind", d->tello ? "tello" : "sim");
+        cJSON_AddStringToObject(o, "spec", d->spec);
+        pthread_mutex_lock(&d->lock);
+        cJSON_AddBoolToObject(o, "busy", d->busy);
+        cJSON_AddNumberToObject(o, "run", d->run);
+        if (d->task)
+            cJSON_AddStringToObject(o, "task", d->task);
+        else
+            cJSON_AddNullToObject(o, "task");
+        cJSON_AddItemToObject(o, "pose", pose_json(d->pose));
+        const char *scene_text = n >= 0 ? desc : d->last_scene ? d->last_scene : "";
+        cJSON_AddStringToObject(o, "scene", scene_text);
+        pthread_mutex_unlock(&d->lock);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+/* ---- a mission ------------------------------------------------------------ */
+
+/* One mission's state on its thread. */
+typedef struct flight {
+    web_drone *d;
+    mission_world world;
+    mission_observer rec_obs; /* the store's observer, called first */
+} flight;
+
+static void emit(web_drone *d, const char *kind, cJSON *data)
+{
+    web_events_add(d->events, kind, data);
+}
+
+static void obs_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                    const llm_result *res)
+{
+    flight *fl = ud;
+    if (fl->rec_obs.llm_exchange) fl->rec_obs.llm_exchange(fl->rec_obs.ud, kind, msgs, nmsgs, res);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", mission_llm_kind_name(kind));
+    cJSON_AddStringToObject(o, "status", llm_status_name(res->status));
+    cJSON_AddStringToObject(o, "error", res->error);
+    cJSON_AddNumberToObject(o, "latency_ms", res->latency_ms);
+    emit(fl->d, "llm", o);
+}
+
+static void obs_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
+{
+    flight *fl = ud;
+    if (fl->rec_obs.plan) fl->rec_obs.plan(fl->rec_obs.ud, index, plan, len, diagnostics);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "plan", index);
+    cJSON_AddStringToObject(o, "text", plan);
+    cJSON_AddBoolToObject(o, "ok", diagnostics == NULL);
+    if (diagnostics)
+        cJSON_AddStringToObject(o, "diagnostics", diagnostics);
+    else
+        cJSON_AddNullToObject(o, "diagnostics");
+    emit(fl->d, "plan", o);
+}
+
+/* A cJSON string of LEN bytes of S (which need not end there). */
+static cJSON *string_n(const char *s, size_t len)
+{
+    char *t = malloc(len + 1);
+    if (!t) return cJSON_CreateNull();
+    memcpy(t, s, len);
+    t[len] = '\0';
+    cJSON *o = cJSON_CreateString(t);
+    free(t);
+    return o;
+}
+
+static void obs_plan_text(void *ud, int index, const char *text, size_t len)
+{
+    flight *fl = ud;
+    if (fl->rec_obs.plan_text) fl->rec_obs.plan_text(fl->rec_obs.ud, index, text, len);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "plan", index);
+    cJSON_AddItemToObject(o, "text", string_n(text, len));
+    emit(fl->d, "plan_text", o);
+}
+
+static void obs_statement(void *ud, int index, const char *text, size_t len, int depth)
+{
+    flight *fl = ud;
+    if (fl->rec_obs.statement) fl->rec_obs.statement(fl->rec_obs.ud, index, text, len, depth);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "plan", index);
+    cJSON_AddItemToObject(o, "text", string_n(text, len));
+    cJSON_AddNumberToObject(o, "depth", depth);
+    emit(fl->d, "statement", o);
+}
+
+static void obs_scene(void *ud, const char *description)
+{
+    flight *fl = ud;
+    if (fl->rec_obs.scene) fl->rec_obs.scene(fl->rec_obs.ud, description);
+    web_drone *d = fl->d;
+    char *copy = strdup(description);
+    pthread_mutex_lock(&d->lock);
+    free(d->last_scene);
+    d->last_scene = copy;
+    pthread_mutex_unlock(&d->lock);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "text", description);
+    emit(d, "scene", o);
+}
+
+static void on_skill_event(void *ud, const skill_event *ev)
+{
+    flight *fl = ud;
+    web_drone *d = fl->d;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "skill", ev->skill->name);
+    cJSON_AddNumberToObject(o, "depth", ev->depth);
+    switch (ev->kind) {
+    case SKILL_EVENT_CALL: {
+        cJSON_AddItemToObject(o, "args",
+                              ev->args ? cJSON_Duplicate(ev->args, 1) : cJSON_CreateArray());
+        const cJSON *text = ev->args ? cJSON_GetArrayItem(ev->args, 0) : NULL;
+        bool is_log = strcmp(ev->skill->name, "log") == 0 && cJSON_IsString(text);
+        if (is_log) {
+            cJSON *l = cJSON_CreateObject();
+            cJSON_AddStringToObject(l, "text", text->valuestring);
+            emit(d, "call", o);
+            emit(d, "log", l);
+            return;
+        }
+        emit(d, "call", o);
+        return;
+    }
+    case SKILL_EVENT_RETURN: {
+        drone_pose p = mission_world_pose(&fl->world);
+        set_pose(d, p);
+        cJSON_AddItemToObject(o, "ret", ev->ret ? cJSON_Duplicate(ev->ret, 1) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "pose", pose_json(p));
+        emit(d, "return", o);
+        return;
+    }
+    case SKILL_EVENT_VIOLATION:
+        cJSON_AddStringToObject(o, "reason", ev->reason ? ev->reason : "");
+        emit(d, "violation", o);
+        return;
+    }
+    cJSON_Delete(o);
+}
+
+static void on_sandbox(void *ud, sandbox *sb)
+{
+    flight *fl = ud;
+    web_drone *d = fl->d;
+    pthread_mutex_lock(&d->lock);
+    d->sb = sb;
+    /* A stop that came before the plan's sandbox existed. */
+    if (sb && atomic_load(&d->cancel)) sandbox_cancel(sb);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static bool launch_aborted(void *ud)
+{
+    web_drone *d = ud;
+    return atomic_load(&d->cancel);
+}
+
+static char *params_json(const web_fleet_config *c)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "time_scale", c->time_scale);
+    cJSON_AddBoolToObject(p, "stream", c->stream);
+    if (c->max_tries) cJSON_AddNumberToObject(p, "max_tries", c->max_tries);
+    if (c->max_replans >= 0) cJSON_AddNumberToObject(p, "max_replans", c->max_replans);
+    cJSON_AddNumberToObject(p, "max_instructions", (double)c->limits.max_instructions);
+    cJSON_AddNumberToObject(p, "max_memory", (double)c->limits.max_memory);
+    cJSON_AddNumberToObject(p, "timeout_ms", (double)c->limits.timeout_ms);
+    cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
+    for (int i = 0; i < c->n_skill_dirs; i++) {
+        char *abs = realpath(c->skill_dirs[i], NULL);
+        cJSON_AddItemToArray(dirs, cJSON_CreateString(abs ? abs : c->skill_dirs[i]));
+        free(abs);
+    }
+    char *text = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    return text;
+}
+
+/* Opens the world: the simulator in the scene (flying at its start pose), or
+ * the Tello behind its limits, connected and launched. On failure
+ * FL->world holds what was opened: close it. */
+static int open_world(flight *fl, char *err, size_t errlen)
+{
+    web_drone *d = fl->d;
+    const web_fleet_config *c = d->fleet->cfg;
+    if (!d->tello) {
+        sim_options so = {c->time_scale, c->seed, NULL};
+        return mission_world_sim_scene(&fl->world, d->scene, &so, err, errlen);
+    }
+    drone *drv = tello_new(&d->tcfg, err, errlen);
+    if (!drv || mission_world_wrap(&fl->world, drv, d->scene_path, err, errlen)) return -1;
+    fl->world.drone->abort = launch_aborted;
+    fl->world.drone->abort_ud = d;
+    int rc = mission_world_launch(&fl->world, err, errlen);
+    fl->world.drone->abort = NULL;
+    if (rc == 0 && atomic_load(&d->cancel)) {
+        snprintf(err, errlen, "cancelled before the plan started");
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Flies the task with the mission controller; the report, or NULL with a
+ * message. */
+static cJSON *fly_task(flight *fl, mission_record *rec, const char *task, runner_outcome *out,
+                       char *err, size_t errlen)
+{
+    web_drone *d = fl->d;
+    const web_fleet_config *c = d->fleet->cfg;
+    prompt_set *ps = prompt_load(NULL, err, errlen);
+    if (!ps) return NULL;
+    mission_opts mo;
+    mission_opts_defaults(&mo);
+    mo.run.reg = c->reg;
+    mo.run.world = &fl->world;
+    mo.run.limits = c->limits;
+    mo.run.on_sandbox = on_sandbox;
+    mo.run.on_sandbox_ud = fl;
+    mo.run.on_skill_event = on_skill_event;
+    mo.run.on_skill_event_ud = fl;
+    mo.run.record = rec;
+    mo.run.t0_ms = mission_record_t0_ms(rec);
+    mo.task = task;
+    mo.prompts = ps;
+    mo.llm = mission_llm_default(c->llm);
+    fl->rec_obs = mission_record_observer(rec, c->llm->model);
+    mo.obs = (mission_observer){.llm_exchange = obs_llm,
+                                .plan = obs_plan,
+                                .plan_text = obs_plan_text,
+                                .statement = obs_statement,
+                                .scene = obs_scene,
+                                .ud = fl};
+    mo.stream = c->stream;
+    if (c->max_tries > 0) mo.max_tries = c->max_tries;
+    if (c->max_replans >= 0) mo.max_replans = c->max_replans;
+    mo.cancel = &d->cancel;
+    mo.outcome = out;
+    cJSON *doc = mission_run(&mo);
+    prompt_free(ps);
+    if (!doc) snprintf(err, errlen, "out of memory");
+    return doc;
+}
+
+/* The mission's last event. */
+static void emit_end(web_drone *d, int run, int64_t mission_id, store_status status,
+                     const char *error, cJSON *doc)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", run);
+    if (mission_id > 0)
+        cJSON_AddNumberToObject(o, "mission_id", (double)mission_id);
+    else
+        cJSON_AddNullToObject(o, "mission_id");
+    cJSON_AddStringToObject(o, "status", store_status_name(status));
+    if (error)
+        cJSON_AddStringToObject(o, "error", error);
+    else
+        cJSON_AddNullToObject(o, "error");
+    static const char *const keep[] = {"result", "logs", "pose", "plans", "tries", "replans"};
+    for (size_t i = 0; doc && i < sizeof keep / sizeof *keep; i++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, keep[i]);
+        if (v) cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, 1));
+    }
+    emit(d, "end", o);
+}
+
+/* The mission thread: records, opens the world, flies, lands, reports. */
+static void *mission_main(void *arg)
+{
+    web_drone *d = arg;
+    const web_fleet_config *c = d->fleet->cfg;
+    char err[1024] = "";
+    pthread_mutex_lock(&d->lock);
+    char *task = strdup(d->task);
+    int run = d->run;
+    pthread_mutex_unlock(&d->lock);
+
+    flight *fl = calloc(1, sizeof *fl);
+    char *params = params_json(c);
+    char name[300];
+    snprintf(name, sizeof name, "tello:%s", d->tcfg.host);
+    store_mission_info info = {.task = task,
+                               .drone = d->tello ? name : "sim",
+                               .model = c->llm->model,
+                               .scene_json = d->scene_json,
+                               .params_json = params,
+                               .seed = (int64_t)c->seed};
+    mission_record *rec =
+        fl && task ? mission_record_open(c->db, &info, &fl->world, err, sizeof err) : NULL;
+    free(params);
+    if (!fl || !task) snprintf(err, sizeof err, "out of memory");
+    if (!rec) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "cannot record the mission: %s", err);
+        emit_end(d, run, 0, STORE_FAILED, msg, NULL);
+    } else {
+        fl->d = d;
+        int64_t id = store_mission_id(mission_record_mission(rec));
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "run", run);
+        cJSON_AddNumberToObject(o, "mission_id", (double)id);
+        emit(d, "mission", o);
+        runner_outcome out;
+        memset(&out, 0, sizeof out);
+        cJSON *doc = NULL;
+        store_status status;
+        const char *error = err;
+        if (open_world(fl, err, sizeof err)) {
+            status = atomic_load(&d->cancel) ? STORE_CANCELLED : STORE_FAILED;
+        } else {
+            set_pose(d, mission_world_pose(&fl->world));
+            doc = fly_task(fl, rec, task, &out, err, sizeof err);
+            bool ok = doc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+            error = cJSON_IsString(e) ? e->valuestring : doc ? NULL : err;
+            /* As `aloft run`: "ok" decides ok or not, the outcome tells a
+             * cancel from a failure. */
+            status = ok ? STORE_OK : mission_record_status(out.status);
+            if (!ok && (status == STORE_OK || atomic_load(&d->cancel)))
+                status = atomic_load(&d->cancel) ? STORE_CANCELLED : STORE_FAILED;
+        }
+        char cerr[512];
+        if (mission_record_close(rec, status, error,
+                                 doc ? cJSON_GetObjectItemCaseSensitive(doc, "result") : NULL, cerr,
+                                 sizeof cerr))
+            fprintf(stderr, "aloft serve: mission %lld not recorded to its end: %s\n",
+                    (long long)id, cerr);
+        if (fl->world.drone) set_pose(d, mission_world_pose(&fl->world));
+        mission_world_close(&fl->world, true);
+        emit_end(d, run, id, status, error, doc);
+        cJSON_Delete(doc);
+    }
+    free(fl);
+    free(task);
+    pthread_mutex_lock(&d->lock);
+    d->busy = false;
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+int web_fleet_start(web_fleet *f, int id, const char *task, int *run, char *err, size_t errlen)
+{
+    web_drone *d = &f->drones[id];
+    char *copy = strdup(task);
+    if (!copy) return snprintf(err, errlen, "out of memory"), WEB_ERROR;
+    pthread_mutex_lock(&d->lock);
+    bool shut = atomic_load(&f->shut);
+    if (d->busy || shut) {
+        pthread_mutex_unlock(&d->lock);
+        free(copy);
+        if (shut) return snprintf(err, errlen, "the server is stopping"), WEB_ERROR;
+        return WEB_BUSY;
+    }
+    /* The last mission's thread ended (busy is cleared last): collect it. */
+    if (d->joinable) pthread_join(d->thread, NULL);
+    d->joinable = false;
+    d->busy = true;
+    atomic_store(&d->cancel, false);
+    free(d->task);
+    d->task = copy;
+    *run = ++d->run;
+    web_events_reset(d->events);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", d->run);
+    cJSON_AddStringToObject(o, "task", task);
+    web_events_add(d->events, "start", o);
+    int rc = pthread_create(&d->thread, NULL, mission_main, d);
+    if (rc == 0) {
+        d->joinable = true;
+    } else {
+        d->busy = false;
+        snprintf(err, errlen, "cannot start the mission thread");
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc == 0 ? WEB_STARTED : WEB_ERROR;
+}
+
+bool web_fleet_stop(web_fleet *f, int id)
+{
+    web_drone *d = &f->drones[id];
+    pthread_mutex_lock(&d->lock);
+    bool busy = d->busy;
+    if (busy) {
+        atomic_store(&d->cancel, true);
+        if (d->sb) sandbox_cancel(d->sb);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return busy;
+}

@@ -1,0 +1,143 @@
+"""Starts `aloft serve --port 0` for Python tests and talks to it over HTTP:
+JSON requests, the Server-Sent Events stream and the MJPEG camera."""
+import http.client
+import json
+import os
+import subprocess
+import tempfile
+import time
+import urllib.parse
+
+ALOFT = os.environ.get("ALOFT", "build/aloft")
+
+
+class Serve:
+    """aloft serve with ARGS; the URL it printed is in .url."""
+
+    def __init__(self, args, env=None):
+        # stderr to a file: a pipe nobody reads could fill and stall the server
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([ALOFT, "serve", "--port", "0"] + args,
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True,
+                                     env=env)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on http://"):
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError("aloft serve did not start: %r %s" % (line, self.stderr()))
+        self.url = line.split()[2]
+        u = urllib.parse.urlparse(self.url)
+        self.host, self.port = u.hostname, u.port
+
+    def stderr(self):
+        """What the server wrote to stderr so far."""
+        self.err.seek(0)
+        return self.err.read()
+
+    def conn(self, timeout=30):
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None):
+        """(status, parsed JSON or raw bytes)"""
+        c = self.conn()
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            data = r.read()
+            if r.getheader("Content-Type", "").startswith("application/json"):
+                data = json.loads(data)
+            return r.status, data
+        finally:
+            c.close()
+
+    def post_json(self, path, doc):
+        return self.request("POST", path, json.dumps(doc),
+                            {"Content-Type": "application/json"})
+
+    def drones(self):
+        status, doc = self.request("GET", "/api/drones")
+        assert status == 200, status
+        return doc
+
+    def stop(self, sig=None):
+        """Ends the server (SIGINT by default); returns its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig or 2)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+
+class Events:
+    """A drone's event stream: next() returns (kind, data) events."""
+
+    def __init__(self, serve, drone, timeout=30):
+        self.c = serve.conn(timeout)
+        self.c.request("GET", "/api/drones/%d/events" % drone)
+        self.r = self.c.getresponse()
+        assert self.r.status == 200, self.r.status
+        assert self.r.getheader("Content-Type").startswith("text/event-stream")
+
+    def next(self):
+        kind, data = None, []
+        while True:
+            line = self.r.fp.readline()
+            if not line:
+                raise EOFError("the event stream ended")
+            line = line.decode().rstrip("\r\n")
+            if line == "":
+                if data:
+                    return kind or "message", json.loads("\n".join(data))
+                kind, data = None, []
+            elif line.startswith("event:"):
+                kind = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+
+    def until(self, kind, pred=lambda d: True, seen=None, deadline_s=60):
+        """Events up to and including the first KIND that PRED accepts; all
+        of them are appended to SEEN."""
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            k, d = self.next()
+            if seen is not None:
+                seen.append((k, d))
+            if k == kind and pred(d):
+                return d
+        raise TimeoutError("no %s event" % kind)
+
+    def close(self):
+        self.c.close()
+
+
+def mjpeg_frames(serve, drone, count, timeout=30):
+    """The first COUNT JPEG frames of the drone's camera stream."""
+    c = serve.conn(timeout)
+    c.request("GET", "/api/drones/%d/camera.mjpg" % drone)
+    r = c.getresponse()
+    ctype = r.getheader("Content-Type")
+    frames = []
+    try:
+        assert r.status == 200 and ctype.startswith("multipart/x-mixed-replace"), ctype
+        boundary = ctype.split("boundary=")[1].encode()
+        while len(frames) < count:
+            line = r.fp.readline()
+            if not line:
+                break
+            if line.strip() != b"--" + boundary:
+                continue
+            length = None
+            while True:
+                h = r.fp.readline().strip()
+                if not h:
+                    break
+                name, _, value = h.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            frames.append(r.fp.read(length))
+    finally:
+        c.close()
+    return frames

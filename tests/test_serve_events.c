@@ -1,0 +1,90 @@
+/* The web UI's event log (host/web/web_events.h): SSE text, ids, replay of
+ * the current mission, waiting across threads, the size cap and close. */
+#include "check.h"
+#include "web/web_events.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static cJSON *obj(const char *key, const char *value)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, key, value);
+    return o;
+}
+
+static void *add_later(void *ud)
+{
+    usleep(50 * 1000);
+    web_events_add(ud, "log", obj("text", "late"));
+    return NULL;
+}
+
+static void *close_later(void *ud)
+{
+    usleep(50 * 1000);
+    web_events_close(ud);
+    return NULL;
+}
+
+int main(void)
+{
+    web_events *h = web_events_new();
+    CHECK(h);
+    long last = -1;
+    CHECK(web_events_first(h) == 0);
+    CHECK(web_events_wait(h, 0, 10, &last) == NULL, "nothing yet: times out");
+
+    CHECK(web_events_add(h, "start", obj("task", "line one\nline two")) == 1);
+    CHECK(web_events_add(h, "log", obj("text", "hi")) == 2);
+    char *t = web_events_wait(h, web_events_first(h), 1000, &last);
+    CHECK(t && strcmp(t, "id: 1\nevent: start\ndata: {\"task\":\"line one\\nline two\"}\n\n"
+                         "id: 2\nevent: log\ndata: {\"text\":\"hi\"}\n\n") == 0,
+          "SSE text, newlines escaped: %s", t);
+    CHECK(last == 2);
+    free(t);
+    t = web_events_wait(h, 1, 1000, &last);
+    CHECK(t && strncmp(t, "id: 2\n", 6) == 0 && last == 2, "only what came after id 1");
+    free(t);
+
+    /* A new mission: ids go on, readers start at its first event. */
+    web_events_reset(h);
+    CHECK(web_events_first(h) == 2);
+    CHECK(web_events_wait(h, 2, 10, &last) == NULL);
+    CHECK(web_events_add(h, "start", obj("task", "b")) == 3);
+    CHECK(web_events_first(h) == 2);
+    t = web_events_wait(h, 0, 1000, &last); /* an old Last-Event-ID */
+    CHECK(t && strncmp(t, "id: 3\n", 6) == 0 && !strstr(t, "id: 2"), "%s", t);
+    free(t);
+
+    /* A waiting reader wakes when another thread adds. */
+    pthread_t th;
+    pthread_create(&th, NULL, add_later, h);
+    t = web_events_wait(h, 3, 5000, &last);
+    CHECK(t && strstr(t, "late") && last == 4, "woken by the add: %s", t);
+    free(t);
+    pthread_join(th, NULL);
+
+    /* The cap: a flood keeps its first events, and the end still arrives. */
+    web_events_reset(h);
+    int kept = 0;
+    for (int i = 0; i < 30000; i++)
+        kept += web_events_add(h, "plan_text", obj("text", "x")) > 0;
+    CHECK(kept > 1000 && kept < 30000, "kept %d", kept);
+    long end = web_events_add(h, "end", obj("status", "ok"));
+    CHECK(end > 0, "the end is never dropped");
+    t = web_events_wait(h, end - 1, 1000, &last);
+    CHECK(t && strstr(t, "event: end") && last == end);
+    free(t);
+
+    /* Close wakes a waiting reader for good. */
+    pthread_create(&th, NULL, close_later, h);
+    CHECK(web_events_wait(h, end, 5000, &last) == NULL);
+    pthread_join(th, NULL);
+    CHECK(web_events_closed(h));
+    CHECK(web_events_wait(h, 0, 10, &last) == NULL, "nothing after close");
+    web_events_free(h);
+    return failures ? 1 : 0;
+}
