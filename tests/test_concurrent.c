@@ -101,7 +101,7 @@ static char *fly(int i, bool record, char *err, size_t errlen)
 typedef struct worker {
     int id;
     int mismatches, errors, flown;
-    char first_problem[1024];
+    char first_problem[4096];
 } worker;
 
 static void *fly_suite(void *arg)
@@ -116,13 +116,14 @@ static void *fly_suite(void *arg)
         wk->flown++;
         if (!sig) {
             if (!wk->errors++)
-                snprintf(wk->first_problem, sizeof wk->first_problem, "%s: %s", setups[i].scene,
-                         err);
+                snprintf(wk->first_problem, sizeof wk->first_problem, "%.300s: %.500s",
+                         setups[i].scene, err);
             continue;
         }
         if (strcmp(sig, baseline[i]) != 0 && !wk->mismatches++)
-            snprintf(wk->first_problem, sizeof wk->first_problem, "%s:\n  alone %s\n  now   %s",
-                     setups[i].scene, baseline[i], sig);
+            snprintf(wk->first_problem, sizeof wk->first_problem,
+                     "%.300s:\n  alone %.1500s\n  now   %.1500s", setups[i].scene, baseline[i],
+                     sig);
         free(sig);
     }
     return NULL;
@@ -133,7 +134,7 @@ static void test_plans_in_parallel_match_plans_alone(void)
     for (int i = 0; i < nsetups; i++) {
         char err[512];
         baseline[i] = fly(i, false, err, sizeof err);
-        CHECK(baseline[i], "%s: %s", setups[i].scene, err);
+        CHECK(baseline[i], "%.300s: %.500s", setups[i].scene, err);
         if (!baseline[i]) return;
     }
     pthread_t th[THREADS];
