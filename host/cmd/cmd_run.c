@@ -11,10 +11,12 @@
 #include "mission/controller.h"
 #include "mission/record.h"
 #include "mission/runner.h"
+#include "verify/verify.h"
 #include "vision/options.h"
 #include "vision/pipeline.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +58,14 @@ static const char usage[] =
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --pictures DIR        where take_picture writes (default $TMPDIR or /tmp)\n"
     "  --quiet               no progress on stderr\n"
+    "  --verify N            first fly the plan in N worlds sampled from the scene\n"
+    "                        (as `aloft check --verify`, seed --seed) and fly it for\n"
+    "                        real only if every world passed; else exit 1 without\n"
+    "                        taking off. With --task each plan is verified before\n"
+    "                        it runs (a failing one counts as a failed try), so\n"
+    "                        --verify turns stream execution off (as --no-stream);\n"
+    "                        the drone is up before the first plan arrives.\n"
+    "                        With --drone tello it needs --scene\n"
     "  --skills DIR          also load the skill files of DIR (repeatable)\n"
     "  --max-instructions N  instruction budget (default 10000000)\n"
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
@@ -94,6 +104,7 @@ enum {
     OPT_DB,
     OPT_REPLAY,
     OPT_TELLO, /* every Tello option: see tello_config_option */
+    OPT_VERIFY,
 };
 
 typedef struct run_args {
@@ -120,6 +131,7 @@ typedef struct run_args {
     bool tello_options; /* a Tello option other than --drone was given */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
+    long verify; /* --verify N worlds, or 0 */
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -190,6 +202,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
         {"db", required_argument, 0, OPT_DB},
         {"replay", required_argument, 0, OPT_REPLAY},
+        {"verify", required_argument, 0, OPT_VERIFY},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -246,6 +259,15 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->replay = (long long)id;
             break;
         }
+        case OPT_VERIFY: {
+            unsigned long long n;
+            if (cli_parse_u64(optarg, false, &n) || n == 0 || n > VERIFY_MAX_WORLDS)
+                return cli_usage_error(a->c.cmd,
+                                       "--verify: '%s' is not a number of worlds in 1..%d", optarg,
+                                       VERIFY_MAX_WORLDS);
+            a->verify = (long)n;
+            break;
+        }
         case OPT_LLM_URL: a->llm_url = optarg; break;
         case OPT_MODEL: a->model = optarg; break;
         case OPT_NO_STREAM: a->no_stream = true; break;
@@ -278,6 +300,12 @@ static int parse_args(run_args *a, int argc, char **argv)
         return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
     int r = check_drone_and_eyes(a);
     if (r >= 0) return r;
+    if (a->verify && a->replay)
+        return cli_usage_error(a->c.cmd, "--replay flies a recorded mission: give no --verify");
+    if (a->verify && !a->c.scene)
+        return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
+                               a->on_tello ? " on a Tello" : "");
+    if (a->verify) a->no_stream = true; /* a plan is verified whole */
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
@@ -308,6 +336,46 @@ static void llm_settings(const run_args *a, llm_config *cfg)
     if (a->llm_idle_ms) cfg->idle_timeout_ms = (long)a->llm_idle_ms;
 }
 
+/* --verify: the worlds every plan flies in before it may run for real. */
+typedef struct run_verify {
+    const run_args *a;
+    const skill_registry *reg;
+    const scene *scene;
+    cJSON *reports; /* one verification report per plan verified */
+} run_verify;
+
+/* Verifies PLAN; 0 when every world passed, else -1 with the first failing
+ * world in WHY (for the retry prompt). Progress shows each failing world. */
+static int verify_text(void *ud, const char *plan, size_t len, char *why, size_t whylen)
+{
+    run_verify *v = ud;
+    verify_opts vo = {.reg = v->reg,
+                      .scene = v->scene,
+                      .plan = plan,
+                      .plan_len = len,
+                      .worlds = (int)v->a->verify,
+                      .seed = v->a->seed,
+                      .limits = cli_limits(&v->a->c),
+                      .on_sandbox = set_cancel};
+    int failed = 0;
+    cJSON *rep = verify_plan(&vo, &failed, why, whylen);
+    if (!rep) return -1;
+    if (!v->a->quiet) verify_print(stderr, rep);
+    bool stopped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled"));
+    const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "failed"), 0);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(w, "kind");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(w, "reason");
+    if (w)
+        snprintf(why, whylen, "verification: %d of %ld sampled worlds failed; world %d: %s: %s",
+                 failed, v->a->verify, cJSON_GetObjectItemCaseSensitive(w, "world")->valueint,
+                 k->valuestring, r->valuestring);
+    else if (stopped)
+        snprintf(why, whylen, "verification cancelled");
+    if (!v->reports) v->reports = cJSON_CreateArray();
+    cJSON_AddItemToArray(v->reports, rep);
+    return failed || stopped ? -1 : 0;
+}
+
 /* Flies --task with the mission controller, recorded by REC; the LLM
  * replies come from REPLAY when it is not NULL. */
 static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_world *world,
@@ -336,7 +404,13 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
     mo.cancel = cli_cancel_flag();
     mo.outcome = out;
+    run_verify v = {a, reg, world->scene, NULL};
+    if (a->verify) mo.vet = verify_text, mo.vet_ud = &v;
     cJSON *doc = mission_run(&mo);
+    if (doc && v.reports)
+        cJSON_AddItemToObject(doc, "verify", v.reports);
+    else
+        cJSON_Delete(v.reports);
     prompt_free(ps);
     if (!doc) snprintf(err, errlen, "out of memory");
     return doc;
@@ -673,6 +747,44 @@ static int run_replay(run_args *a)
     return rc;
 }
 
+/* --verify with --plan: the plan flies in the sampled worlds before it may
+ * take off. Returns -1 to go on (the reports in *PASSED), else the exit
+ * status, with the report (no mission flown) in *DOC. A plan the checker refuses goes on, to be
+ * refused and recorded as usual. */
+static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON **passed)
+{
+    skill_registry *reg = cli_load_registry(&a->c);
+    if (!reg) return cli_fail(a->c.cmd, "the built-in skills failed to load");
+    ms_result r;
+    minispec_compile(reg, f->plan, f->plan_len, NULL, &r);
+    bool valid = r.ok;
+    ms_result_free(&r);
+    char why[2048] = "";
+    run_verify v = {a, reg, f->scene, NULL};
+    int rc = -1;
+    if (valid) {
+        cli_cancel_begin();
+        rc = verify_text(&v, f->plan, f->plan_len, why, sizeof why) ? CLI_FAIL : -1;
+        cli_cancel_end();
+    }
+    registry_free(reg);
+    if (rc < 0) {
+        *passed = v.reports;
+        return -1;
+    }
+    *doc = runner_report_new(f->plan, f->plan_len);
+    runner_report_set(*doc, "error", cJSON_CreateString(why));
+    cJSON *pose = cJSON_CreateObject(); /* where it would have started */
+    cJSON_AddNumberToObject(pose, "x", f->scene->start.x);
+    cJSON_AddNumberToObject(pose, "y", f->scene->start.y);
+    cJSON_AddNumberToObject(pose, "z", f->scene->start.z);
+    cJSON_AddNumberToObject(pose, "yaw", fmod(fmod(f->scene->start.yaw, 360) + 360, 360));
+    runner_report_set(*doc, "pose", pose);
+    if (v.reports) cJSON_AddItemToObject(*doc, "verify", v.reports);
+    if (!a->c.json) fprintf(stderr, "aloft run: not flown: %s\n", why);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
@@ -701,9 +813,15 @@ int cmd_run(int argc, char **argv)
     if (a.c.scene)
         scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
     flight f = {plan, len, sc, scene_text, 0, NULL};
-    cJSON *doc;
+    cJSON *doc = NULL;
     int64_t id = 0;
-    rc = fly(&a, &f, &doc, &id);
+    cJSON *verified = NULL;
+    rc = a.verify && plan ? verify_first(&a, &f, &doc, &verified) : -1;
+    if (rc < 0) rc = fly(&a, &f, &doc, &id);
+    if (doc && verified)
+        cJSON_AddItemToObject(doc, "verify", verified);
+    else
+        cJSON_Delete(verified);
     if (doc) print_report(&a, doc);
     free(scene_text);
     free(sc);
