@@ -27,6 +27,7 @@
 #define VERIFY_MAX_CALLS 100
 #define VERIFY_MAX_TEXT 80
 #define VERIFY_MAX_STACK 64
+#define VERIFY_MAX_VIOLATIONS 8
 
 const char *verify_kind_name(verify_kind k)
 {
@@ -49,6 +50,7 @@ typedef struct world_run {
     const scene *sc; /* the sampled scene (object names for probe) */
     cJSON *branch, *calls, *violations;
     int nbranch, ncalls, more_branch, more_calls;
+    int nviolations;      /* all of them; the first few are kept as text */
     int open_calls;       /* plan-level calls made, not yet returned */
     double z_before;      /* altitude before the last low-level call */
     int clamped, refused; /* guard counters seen so far */
@@ -103,6 +105,12 @@ static double drone_z(drone *d)
     return st.pose.z;
 }
 
+static void add_violation(world_run *r, const char *msg)
+{
+    if (r->nviolations++ < VERIFY_MAX_VIOLATIONS)
+        cJSON_AddItemToArray(r->violations, cJSON_CreateString(msg));
+}
+
 /* A vertical move the altitude band shortened: the plan asked for a flight
  * the drone will not make. */
 static void note_clamp(world_run *r, const skill_event *ev)
@@ -118,7 +126,7 @@ static void note_clamp(world_run *r, const skill_event *ev)
              "(clamped)",
              ev->skill->name, cm, r->z_before, target, up ? "above" : "below",
              up ? "max_z" : "min_z", up ? lim->max_z : lim->min_z);
-    cJSON_AddItemToArray(r->violations, cJSON_CreateString(msg));
+    add_violation(r, msg);
 }
 
 static void on_skill_event(void *ud, const skill_event *ev)
@@ -128,7 +136,7 @@ static void on_skill_event(void *ud, const skill_event *ev)
     if (ev->kind == SKILL_EVENT_VIOLATION) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s: %s", ev->skill->name, ev->reason ? ev->reason : "refused");
-        cJSON_AddItemToArray(r->violations, cJSON_CreateString(msg));
+        add_violation(r, msg);
         return;
     }
     if (ev->kind == SKILL_EVENT_CALL) {
@@ -268,9 +276,12 @@ static void add_more(cJSON *arr, int more, const char *what)
 static verify_kind judge(world_run *r, const runner_outcome *out, cJSON *e)
 {
     const cJSON *v = cJSON_GetArrayItem(r->violations, 0);
-    int nv = cJSON_GetArraySize(r->violations);
+    int nv = r->nviolations;
     char first[700] = "";
-    if (v) snprintf(first, sizeof first, "%s%s", v->valuestring, nv > 1 ? " (and more)" : "");
+    if (v && nv > 1)
+        snprintf(first, sizeof first, "%s (and %d more)", v->valuestring, nv - 1);
+    else if (v)
+        snprintf(first, sizeof first, "%s", v->valuestring);
     if (out->status == RUNNER_CANCELLED) {
         set_reason(e, "%s%s", "cancelled", "");
         return VERIFY_CANCELLED;

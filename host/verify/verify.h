@@ -11,6 +11,8 @@
  * noisy, and probe, which has no LLM here, answers with a random plausible
  * value: True/False for a yes/no question, a count for "how many", else the
  * name of an object of the world (or a number for a size or distance).
+ * A failing world lists what changed: objects removed, moves of 20 cm or
+ * more, and the miss rate when it was raised.
  *
  * A world fails when the plan
  *   - breaks a constraint: a motion the guard refused, or a vertical move
