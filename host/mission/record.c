@@ -4,6 +4,7 @@
  * goes on, so a call is on disk before the skill acts.
  */
 #include "mission/record.h"
+#include "mission/sighting.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,22 @@ void mission_record_skill_event(mission_record *r, skill_ctx *ctx, const skill_e
             fail(r, ctx, err);
         break;
     }
+    }
+}
+
+void mission_record_sightings(mission_record *r, skill_ctx *ctx, const vision_object *objs, int n)
+{
+    if (r->error[0] || !r->world || !r->world->scene) return;
+    drone_pose pose = mission_world_pose(r->world);
+    for (int i = 0; i < n; i++) {
+        double pos[3];
+        if (!sighting_locate(&pose, &r->world->scene->camera, &objs[i], pos)) continue;
+        char err[512];
+        if (store_record_object(r->m, objs[i].cls, pos[0], pos[1], pos[2], objs[i].conf, err,
+                                sizeof err) < 0) {
+            fail(r, ctx, err);
+            return;
+        }
     }
 }
 

@@ -66,6 +66,12 @@ const char *mission_record_error(const mission_record *r);
  * write, cancels CTX's sandbox. Call it from the skill_ctx.on_event hook. */
 void mission_record_skill_event(mission_record *r, skill_ctx *ctx, const skill_event *ev);
 
+/* Remembers the objects of one camera view (N objects of OBJS, seen from
+ * the world's current pose) in the store's object memory, each at the
+ * position mission/sighting.h estimates; objects whose position the view
+ * cannot tell are left out. On a failed write, cancels CTX's sandbox. */
+void mission_record_sightings(mission_record *r, skill_ctx *ctx, const vision_object *objs, int n);
+
 /* Records an LLM exchange. The plan recorded next names the last exchange
  * of kind plan, retry or replan as its source. Returns its id, or -1. */
 int64_t mission_record_llm(mission_record *r, const store_llm *x);

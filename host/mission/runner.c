@@ -191,6 +191,9 @@ struct runner_session {
      * runner_session_event). */
     pending_statement pending[RUNNER_MAX_PENDING];
     int npending;
+    /* The world's camera, when views go through observe_recorded. */
+    int (*observe)(void *ud, vision_object *out, int max, char *err, size_t errlen);
+    void *observe_ud;
 };
 
 /* The time progress shows: simulated seconds, or for a real drone the
@@ -380,6 +383,16 @@ static bool check(const runner_opts *o, cJSON *doc)
 
 /* ---- sessions --------------------------------------------------------------- */
 
+/* The camera of a recorded mission: every view the skills or the planner
+ * look at also feeds the store's memory of objects. */
+static int observe_recorded(void *ud, vision_object *out, int max, char *err, size_t errlen)
+{
+    runner_session *rs = ud;
+    int n = rs->observe(rs->observe_ud, out, max, err, errlen);
+    if (n > 0) mission_record_sightings(rs->o->record, &rs->ctx, out, n);
+    return n;
+}
+
 runner_session *runner_session_open(const runner_opts *o, char *err, size_t errlen)
 {
     runner_session *rs = calloc(1, sizeof *rs);
@@ -405,6 +418,12 @@ runner_session *runner_session_open(const runner_opts *o, char *err, size_t errl
     ctx->on_event = on_event;
     ctx->event_ud = rs;
     mission_world_attach(o->world, ctx);
+    if (o->record && ctx->observe) {
+        rs->observe = ctx->observe;
+        rs->observe_ud = ctx->observe_ud;
+        ctx->observe = observe_recorded;
+        ctx->observe_ud = rs;
+    }
     if (skills_bind(ctx, err, errlen)) {
         skills_release(ctx);
         sandbox_free(rs->sb);

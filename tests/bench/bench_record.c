@@ -31,18 +31,6 @@
 static char pictures[] = "/tmp/aloft-bench-record-XXXXXX";
 static const skill_registry *reg;
 
-static void clean_pictures(void)
-{
-    DIR *d = opendir(pictures);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", pictures, e->d_name);
-        if (e->d_name[0] != '.') remove(path);
-    }
-    if (d) closedir(d);
-}
-
 static void die(const char *what, const char *err)
 {
     fprintf(stderr, "bench_record: %s: %s\n", what, err);
@@ -147,7 +135,7 @@ static result measure(setup *setups, int n, const char *db, int flags, double mi
             writes += setups[i].writes;
         }
         missions += n;
-        clean_pictures();
+        suite_clean_dir(pictures);
     }
     store_close(s);
     remove_db(db);
@@ -242,7 +230,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         free(setups[i].plan);
     registry_free(r);
-    clean_pictures();
+    suite_clean_dir(pictures);
     remove(pictures);
     return 0;
 }

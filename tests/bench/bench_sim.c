@@ -18,19 +18,6 @@
 /* Flies one setup; returns true if the plan ran to its end. */
 static char pictures[] = "/tmp/aloft-bench-sim-XXXXXX";
 
-/* Removes the pictures the missions took. */
-static void clean_pictures(void)
-{
-    DIR *d = opendir(pictures);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", pictures, e->d_name);
-        if (e->d_name[0] != '.') remove(path);
-    }
-    if (d) closedir(d);
-}
-
 static bool fly(const skill_registry *reg, const setup *s)
 {
     mission_world w;
@@ -74,7 +61,7 @@ int main(int argc, char **argv)
             fly(reg, &setups[i]);
         missions += n;
         elapsed = skills_now_ms() - t0;
-        clean_pictures();
+        suite_clean_dir(pictures);
     }
     double per_s = missions / (elapsed / 1000);
     printf("bench_sim: %d setups, %ld missions in %.0f ms: %.0f missions/s (%.3f ms each), "
@@ -97,7 +84,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         free(setups[i].plan);
     registry_free(reg);
-    clean_pictures();
+    suite_clean_dir(pictures);
     remove(pictures);
     return failed != 0;
 }

@@ -61,4 +61,18 @@ static int find_setups(const char *root, setup *out, int max)
     return n;
 }
 
+/* Removes the files directly in DIR (the pictures missions took), keeping
+ * DIR itself. */
+static inline void suite_clean_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.') remove(path);
+    }
+    if (d) closedir(d);
+}
+
 #endif
