@@ -341,8 +341,23 @@ typedef struct run_verify {
     const run_args *a;
     const skill_registry *reg;
     const scene *scene;
-    cJSON *reports; /* one verification report per plan verified */
+    cJSON *reports;      /* one verification report per plan verified */
+    sandbox *mission_sb; /* the mission's sandbox (--task), NULL before */
 } run_verify;
+
+/* Ctrl-C goes to the world being verified, then back to the mission. */
+static void verify_cancel(void *ud, sandbox *sb)
+{
+    run_verify *v = ud;
+    cli_cancel_sandbox(sb ? sb : v->mission_sb);
+}
+
+static void mission_cancel(void *ud, sandbox *sb)
+{
+    run_verify *v = ud;
+    v->mission_sb = sb;
+    cli_cancel_sandbox(sb);
+}
 
 /* Verifies PLAN; 0 when every world passed, else -1 with the first failing
  * world in WHY (for the retry prompt). Progress shows each failing world. */
@@ -356,7 +371,8 @@ static int verify_text(void *ud, const char *plan, size_t len, char *why, size_t
                       .worlds = (int)v->a->verify,
                       .seed = v->a->seed,
                       .limits = cli_limits(&v->a->c),
-                      .on_sandbox = set_cancel};
+                      .on_sandbox = verify_cancel,
+                      .on_sandbox_ud = v};
     int failed = 0;
     cJSON *rep = verify_plan(&vo, &failed, why, whylen);
     if (!rep) return -1;
@@ -404,8 +420,11 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
     mo.cancel = cli_cancel_flag();
     mo.outcome = out;
-    run_verify v = {a, reg, world->scene, NULL};
-    if (a->verify) mo.vet = verify_text, mo.vet_ud = &v;
+    run_verify v = {a, reg, world->scene, NULL, NULL};
+    if (a->verify) {
+        mo.vet = verify_text, mo.vet_ud = &v;
+        mo.run.on_sandbox = mission_cancel, mo.run.on_sandbox_ud = &v;
+    }
     cJSON *doc = mission_run(&mo);
     if (doc && v.reports)
         cJSON_AddItemToObject(doc, "verify", v.reports);
@@ -760,7 +779,7 @@ static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON *
     bool valid = r.ok;
     ms_result_free(&r);
     char why[2048] = "";
-    run_verify v = {a, reg, f->scene, NULL};
+    run_verify v = {a, reg, f->scene, NULL, NULL};
     int rc = -1;
     if (valid) {
         cli_cancel_begin();
