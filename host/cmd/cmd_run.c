@@ -11,12 +11,11 @@
 #include "mission/controller.h"
 #include "mission/record.h"
 #include "mission/runner.h"
-#include "verify/verify.h"
+#include "verify/gate.h"
 #include "vision/options.h"
 #include "vision/pipeline.h"
 
 #include <limits.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,67 +335,25 @@ static void llm_settings(const run_args *a, llm_config *cfg)
     if (a->llm_idle_ms) cfg->idle_timeout_ms = (long)a->llm_idle_ms;
 }
 
-/* --verify: the worlds every plan flies in before it may run for real. */
-typedef struct run_verify {
-    const run_args *a;
-    const skill_registry *reg;
-    const scene *scene;
-    cJSON *reports;      /* one verification report per plan verified */
-    sandbox *mission_sb; /* the mission's sandbox (--task), NULL before */
-} run_verify;
-
-/* Ctrl-C goes to the world being verified, then back to the mission. */
-static void verify_cancel(void *ud, sandbox *sb)
+/* --verify: the gate every plan passes before it flies (verify/gate.h). */
+static void gate_init(const run_args *a, const skill_registry *reg, const scene *sc, verify_gate *g)
 {
-    run_verify *v = ud;
-    cli_cancel_sandbox(sb ? sb : v->mission_sb);
-}
-
-static void mission_cancel(void *ud, sandbox *sb)
-{
-    run_verify *v = ud;
-    v->mission_sb = sb;
-    cli_cancel_sandbox(sb);
-}
-
-/* Verifies PLAN; 0 when every world passed, else -1 with the first failing
- * world in WHY (for the retry prompt). Progress shows each failing world. */
-static int verify_text(void *ud, const char *plan, size_t len, char *why, size_t whylen)
-{
-    run_verify *v = ud;
-    verify_opts vo = {.reg = v->reg,
-                      .scene = v->scene,
-                      .plan = plan,
-                      .plan_len = len,
-                      .worlds = (int)v->a->verify,
-                      .seed = v->a->seed,
-                      .limits = cli_limits(&v->a->c),
-                      .on_sandbox = verify_cancel,
-                      .on_sandbox_ud = v};
-    int failed = 0;
-    cJSON *rep = verify_plan(&vo, &failed, why, whylen);
-    if (!rep) return -1;
-    if (!v->a->quiet) verify_print(stderr, rep);
-    bool stopped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled"));
-    const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "failed"), 0);
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(w, "kind");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(w, "reason");
-    if (w)
-        snprintf(why, whylen, "verification: %d of %ld sampled worlds failed; world %d: %s: %s",
-                 failed, v->a->verify, cJSON_GetObjectItemCaseSensitive(w, "world")->valueint,
-                 k->valuestring, r->valuestring);
-    else if (stopped)
-        snprintf(why, whylen, "verification cancelled");
-    if (!v->reports) v->reports = cJSON_CreateArray();
-    cJSON_AddItemToArray(v->reports, rep);
-    return failed || stopped ? -1 : 0;
+    memset(g, 0, sizeof *g);
+    g->opts = (verify_opts){.reg = reg,
+                            .scene = sc,
+                            .worlds = (int)a->verify,
+                            .seed = a->seed,
+                            .limits = cli_limits(&a->c)};
+    g->progress = a->quiet ? NULL : stderr;
+    g->cancel_to = cli_cancel_sandbox;
 }
 
 /* Flies --task with the mission controller, recorded by REC; the LLM
- * replies come from REPLAY when it is not NULL. */
+ * replies come from REPLAY when it is not NULL; --verify samples its worlds
+ * from SC (the scene file: a Tello world's scene starts where it took off). */
 static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_world *world,
-                       mission_record *rec, store_replay *replay, runner_outcome *out, char *err,
-                       size_t errlen)
+                       const scene *sc, mission_record *rec, store_replay *replay,
+                       runner_outcome *out, char *err, size_t errlen)
 {
     prompt_set *ps = prompt_load(NULL, err, errlen);
     if (!ps) return NULL;
@@ -420,16 +377,17 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
     mo.cancel = cli_cancel_flag();
     mo.outcome = out;
-    run_verify v = {a, reg, world->scene, NULL, NULL};
+    verify_gate g;
+    gate_init(a, reg, sc, &g);
     if (a->verify) {
-        mo.vet = verify_text, mo.vet_ud = &v;
-        mo.run.on_sandbox = mission_cancel, mo.run.on_sandbox_ud = &v;
+        mo.vet = verify_gate_check, mo.vet_ud = &g;
+        mo.run.on_sandbox = verify_gate_mission_sandbox, mo.run.on_sandbox_ud = &g;
     }
     cJSON *doc = mission_run(&mo);
-    if (doc && v.reports)
-        cJSON_AddItemToObject(doc, "verify", v.reports);
+    if (doc && g.reports)
+        cJSON_AddItemToObject(doc, "verify", g.reports);
     else
-        cJSON_Delete(v.reports);
+        cJSON_Delete(g.reports);
     prompt_free(ps);
     if (!doc) snprintf(err, errlen, "out of memory");
     return doc;
@@ -615,7 +573,7 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
         };
         *doc = runner_run(&ro);
     } else {
-        *doc = run_task(a, reg, &world, rec, f->replies, &out, err, sizeof err);
+        *doc = run_task(a, reg, &world, f->scene, rec, f->replies, &out, err, sizeof err);
         if (!*doc) {
             mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
             mission_world_close(&world, land);
@@ -768,8 +726,8 @@ static int run_replay(run_args *a)
 
 /* --verify with --plan: the plan flies in the sampled worlds before it may
  * take off. Returns -1 to go on (the reports in *PASSED), else the exit
- * status, with the report (no mission flown) in *DOC. A plan the checker refuses goes on, to be
- * refused and recorded as usual. */
+ * status, with the report (no mission flown) in *DOC. A plan the checker
+ * refuses goes on, to be refused and recorded as usual. */
 static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON **passed)
 {
     skill_registry *reg = cli_load_registry(&a->c);
@@ -778,29 +736,22 @@ static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON *
     minispec_compile(reg, f->plan, f->plan_len, NULL, &r);
     bool valid = r.ok;
     ms_result_free(&r);
+    verify_gate g;
+    gate_init(a, reg, f->scene, &g);
     char why[2048] = "";
-    run_verify v = {a, reg, f->scene, NULL, NULL};
     int rc = -1;
     if (valid) {
         cli_cancel_begin();
-        rc = verify_text(&v, f->plan, f->plan_len, why, sizeof why) ? CLI_FAIL : -1;
+        rc = verify_gate_check(&g, f->plan, f->plan_len, why, sizeof why) ? CLI_FAIL : -1;
         cli_cancel_end();
     }
-    registry_free(reg);
     if (rc < 0) {
-        *passed = v.reports;
-        return -1;
+        *passed = g.reports;
+    } else {
+        *doc = verify_gate_refusal(&g, f->plan, f->plan_len, why);
+        if (!a->c.json) fprintf(stderr, "aloft run: not flown: %s\n", why);
     }
-    *doc = runner_report_new(f->plan, f->plan_len);
-    runner_report_set(*doc, "error", cJSON_CreateString(why));
-    cJSON *pose = cJSON_CreateObject(); /* where it would have started */
-    cJSON_AddNumberToObject(pose, "x", f->scene->start.x);
-    cJSON_AddNumberToObject(pose, "y", f->scene->start.y);
-    cJSON_AddNumberToObject(pose, "z", f->scene->start.z);
-    cJSON_AddNumberToObject(pose, "yaw", fmod(fmod(f->scene->start.yaw, 360) + 360, 360));
-    runner_report_set(*doc, "pose", pose);
-    if (v.reports) cJSON_AddItemToObject(*doc, "verify", v.reports);
-    if (!a->c.json) fprintf(stderr, "aloft run: not flown: %s\n", why);
+    registry_free(reg);
     return rc;
 }
 
