@@ -51,7 +51,6 @@ typedef struct world_run {
     cJSON *branch, *calls, *violations;
     int nbranch, ncalls, more_branch, more_calls;
     int nviolations;      /* all of them; the first few are kept as text */
-    int open_calls;       /* plan-level calls made, not yet returned */
     double z_before;      /* altitude before the last low-level call */
     int clamped, refused; /* guard counters seen so far */
 } world_run;
@@ -141,7 +140,6 @@ static void on_skill_event(void *ud, const skill_event *ev)
     }
     if (ev->kind == SKILL_EVENT_CALL) {
         if (low) r->z_before = drone_z(r->w.drone);
-        if (ev->depth == 0) r->open_calls++;
         return;
     }
     /* RETURN */
@@ -150,7 +148,6 @@ static void on_skill_event(void *ud, const skill_event *ev)
     r->clamped = cs.clamped;
     r->refused = cs.refused;
     if (ev->depth != 0) return;
-    r->open_calls--;
     char text[400];
     call_text(text, sizeof text, ev);
     size_t used = strlen(text);
@@ -193,6 +190,15 @@ static bool block_active(ms_exec *x, const ms_event *ev)
     return ms_exec_statements_run(x) > before;
 }
 
+/* " -> error", " -> instructions" ...: how a statement that stopped the
+ * plan ended; "" if it did not. */
+static const char *stop_suffix(sandbox_status st, char *buf, size_t len)
+{
+    if (st == SANDBOX_OK) return "";
+    snprintf(buf, len, " -> %s", sandbox_status_name(st));
+    return buf;
+}
+
 /* Runs the plan event by event, writing down the branch. */
 static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errlen)
 {
@@ -215,6 +221,7 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
     sandbox_status st = SANDBOX_OK;
     ms_event ev;
     ms_event_kind k;
+    char stop[32];
     while (st == SANDBOX_OK && !ms_exec_finished(x) &&
            (k = ms_stream_next(ps, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
         bool outer =
@@ -224,11 +231,11 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
         bool ran = ms_exec_statements_run(x) > before;
         bool on = outer;
         if (k == MS_EV_STATEMENT && ran) {
-            add_branch(r, &ev, o->plan, st == SANDBOX_OK ? "" : " -> error");
+            add_branch(r, &ev, o->plan, stop_suffix(st, stop, sizeof stop));
         } else if (k == MS_EV_BLOCK_BEGIN) {
             if (ev.block == MS_BLOCK_COND && outer) {
                 if (st != SANDBOX_OK) {
-                    add_branch(r, &ev, o->plan, " -> error");
+                    add_branch(r, &ev, o->plan, stop_suffix(st, stop, sizeof stop));
                 } else {
                     on = block_active(x, &ev);
                     add_branch(r, &ev, o->plan, on ? " -> True" : " -> False");
@@ -244,7 +251,8 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
             if (depth > 0) depth--;
             if (ev.block == MS_BLOCK_LOOP && was && ev.count >= 2) {
                 char suffix[64];
-                snprintf(suffix, sizeof suffix, " iterations 2..%ld", ev.count);
+                snprintf(suffix, sizeof suffix, " iterations 2..%ld%s", ev.count,
+                         stop_suffix(st, stop, sizeof stop));
                 add_branch(r, &ev, o->plan, suffix);
             }
         } else if (k == MS_EV_ERROR) {

@@ -25,8 +25,11 @@
  * For each failing world the report has the branch taken: every statement
  * that ran, in order, as "LINE:COL text", a condition followed by
  * "-> True" or "-> False"; a loop's iterations after the first run as one
- * chunk and show as "LINE:COL } iterations 2..N". The skill calls made by
- * the plan itself (not those inside high-level skills) come with it.
+ * chunk and show as "LINE:COL } iterations 2..N" (so a condition inside a
+ * loop shows its first iteration's outcome only). What stopped the plan
+ * ends in "-> error", "-> instructions", "-> memory" or "-> timeout". The
+ * skill calls made by the plan itself (not those inside high-level skills)
+ * come with it, as "name(args) -> result".
  */
 #ifndef ALOFT_VERIFY_VERIFY_H
 #define ALOFT_VERIFY_VERIFY_H
