@@ -75,9 +75,9 @@ done
 # usage errors exit 2; --help exits 0
 "$ALOFT" check >/dev/null 2>&1
 expect "check without file" 2 $?
-"$ALOFT" check --verify 3 --scene s.json "$tmp/mixed.ms" >/dev/null 2>"$tmp/err"
-expect "check --verify not yet" 2 $?
-grep -q "not supported yet" "$tmp/err"
+"$ALOFT" check --verify 3 "$tmp/mixed.ms" >/dev/null 2>"$tmp/err"
+expect "check --verify without --scene" 2 $?
+grep -q "needs --scene" "$tmp/err"
 expect "check --verify message" 0 $?
 "$ALOFT" transpile --json "$tmp/mixed.ms" >/dev/null 2>&1
 expect "transpile --json is not an option" 2 $?

@@ -11,6 +11,7 @@
 #include "mission/controller.h"
 #include "mission/record.h"
 #include "mission/runner.h"
+#include "verify/gate.h"
 #include "vision/options.h"
 #include "vision/pipeline.h"
 
@@ -56,6 +57,14 @@ static const char usage[] =
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --pictures DIR        where take_picture writes (default $TMPDIR or /tmp)\n"
     "  --quiet               no progress on stderr\n"
+    "  --verify N            first fly the plan in N worlds sampled from the scene\n"
+    "                        (as `aloft check --verify`, seed --seed) and fly it for\n"
+    "                        real only if every world passed; else exit 1 without\n"
+    "                        taking off. With --task each plan is verified before\n"
+    "                        it runs (a failing one counts as a failed try), so\n"
+    "                        --verify turns stream execution off (as --no-stream);\n"
+    "                        the drone is up before the first plan arrives.\n"
+    "                        With --drone tello it needs --scene\n"
     "  --skills DIR          also load the skill files of DIR (repeatable)\n"
     "  --max-instructions N  instruction budget (default 10000000)\n"
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
@@ -94,6 +103,7 @@ enum {
     OPT_DB,
     OPT_REPLAY,
     OPT_TELLO, /* every Tello option: see tello_config_option */
+    OPT_VERIFY,
 };
 
 typedef struct run_args {
@@ -120,6 +130,7 @@ typedef struct run_args {
     bool tello_options; /* a Tello option other than --drone was given */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
+    long verify; /* --verify N worlds, or 0 */
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -190,6 +201,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
         {"db", required_argument, 0, OPT_DB},
         {"replay", required_argument, 0, OPT_REPLAY},
+        {"verify", required_argument, 0, OPT_VERIFY},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -246,6 +258,15 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->replay = (long long)id;
             break;
         }
+        case OPT_VERIFY: {
+            unsigned long long n;
+            if (cli_parse_u64(optarg, false, &n) || n == 0 || n > VERIFY_MAX_WORLDS)
+                return cli_usage_error(a->c.cmd,
+                                       "--verify: '%s' is not a number of worlds in 1..%d", optarg,
+                                       VERIFY_MAX_WORLDS);
+            a->verify = (long)n;
+            break;
+        }
         case OPT_LLM_URL: a->llm_url = optarg; break;
         case OPT_MODEL: a->model = optarg; break;
         case OPT_NO_STREAM: a->no_stream = true; break;
@@ -278,6 +299,12 @@ static int parse_args(run_args *a, int argc, char **argv)
         return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
     int r = check_drone_and_eyes(a);
     if (r >= 0) return r;
+    if (a->verify && a->replay)
+        return cli_usage_error(a->c.cmd, "--replay flies a recorded mission: give no --verify");
+    if (a->verify && !a->c.scene)
+        return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
+                               a->on_tello ? " on a Tello" : "");
+    if (a->verify) a->no_stream = true; /* a plan is verified whole */
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
@@ -308,11 +335,25 @@ static void llm_settings(const run_args *a, llm_config *cfg)
     if (a->llm_idle_ms) cfg->idle_timeout_ms = (long)a->llm_idle_ms;
 }
 
+/* --verify: the gate every plan passes before it flies (verify/gate.h). */
+static void gate_init(const run_args *a, const skill_registry *reg, const scene *sc, verify_gate *g)
+{
+    memset(g, 0, sizeof *g);
+    g->opts = (verify_opts){.reg = reg,
+                            .scene = sc,
+                            .worlds = (int)a->verify,
+                            .seed = a->seed,
+                            .limits = cli_limits(&a->c)};
+    g->progress = a->quiet ? NULL : stderr;
+    g->cancel_to = cli_cancel_sandbox;
+}
+
 /* Flies --task with the mission controller, recorded by REC; the LLM
- * replies come from REPLAY when it is not NULL. */
+ * replies come from REPLAY when it is not NULL; --verify samples its worlds
+ * from SC (the scene file: a Tello world's scene starts where it took off). */
 static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_world *world,
-                       mission_record *rec, store_replay *replay, runner_outcome *out, char *err,
-                       size_t errlen)
+                       const scene *sc, mission_record *rec, store_replay *replay,
+                       runner_outcome *out, char *err, size_t errlen)
 {
     prompt_set *ps = prompt_load(NULL, err, errlen);
     if (!ps) return NULL;
@@ -336,7 +377,17 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
     mo.cancel = cli_cancel_flag();
     mo.outcome = out;
+    verify_gate g;
+    gate_init(a, reg, sc, &g);
+    if (a->verify) {
+        mo.vet = verify_gate_check, mo.vet_ud = &g;
+        mo.run.on_sandbox = verify_gate_mission_sandbox, mo.run.on_sandbox_ud = &g;
+    }
     cJSON *doc = mission_run(&mo);
+    if (doc && g.reports)
+        cJSON_AddItemToObject(doc, "verify", g.reports);
+    else
+        cJSON_Delete(g.reports);
     prompt_free(ps);
     if (!doc) snprintf(err, errlen, "out of memory");
     return doc;
@@ -522,7 +573,7 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
         };
         *doc = runner_run(&ro);
     } else {
-        *doc = run_task(a, reg, &world, rec, f->replies, &out, err, sizeof err);
+        *doc = run_task(a, reg, &world, f->scene, rec, f->replies, &out, err, sizeof err);
         if (!*doc) {
             mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
             mission_world_close(&world, land);
@@ -673,6 +724,37 @@ static int run_replay(run_args *a)
     return rc;
 }
 
+/* --verify with --plan: the plan flies in the sampled worlds before it may
+ * take off. Returns -1 to go on (the reports in *PASSED), else the exit
+ * status, with the report (no mission flown) in *DOC. A plan the checker
+ * refuses goes on, to be refused and recorded as usual. */
+static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON **passed)
+{
+    skill_registry *reg = cli_load_registry(&a->c);
+    if (!reg) return cli_fail(a->c.cmd, "the built-in skills failed to load");
+    ms_result r;
+    minispec_compile(reg, f->plan, f->plan_len, NULL, &r);
+    bool valid = r.ok;
+    ms_result_free(&r);
+    verify_gate g;
+    gate_init(a, reg, f->scene, &g);
+    char why[2048] = "";
+    int rc = -1;
+    if (valid) {
+        cli_cancel_begin();
+        rc = verify_gate_check(&g, f->plan, f->plan_len, why, sizeof why) ? CLI_FAIL : -1;
+        cli_cancel_end();
+    }
+    if (rc < 0) {
+        *passed = g.reports;
+    } else {
+        *doc = verify_gate_refusal(&g, f->plan, f->plan_len, why);
+        if (!a->c.json) fprintf(stderr, "aloft run: not flown: %s\n", why);
+    }
+    registry_free(reg);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
@@ -701,9 +783,15 @@ int cmd_run(int argc, char **argv)
     if (a.c.scene)
         scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
     flight f = {plan, len, sc, scene_text, 0, NULL};
-    cJSON *doc;
+    cJSON *doc = NULL;
     int64_t id = 0;
-    rc = fly(&a, &f, &doc, &id);
+    cJSON *verified = NULL;
+    rc = a.verify && plan ? verify_first(&a, &f, &doc, &verified) : -1;
+    if (rc < 0) rc = fly(&a, &f, &doc, &id);
+    if (doc && verified)
+        cJSON_AddItemToObject(doc, "verify", verified);
+    else
+        cJSON_Delete(verified);
     if (doc) print_report(&a, doc);
     free(scene_text);
     free(sc);

@@ -289,6 +289,17 @@ static bool check_whole(mission *m, const char *plan, size_t len)
     return ok;
 }
 
+/* The caller's last word on a valid plan before it runs (mission_opts.vet). */
+static bool vet(mission *m, const char *plan, size_t len)
+{
+    if (!m->o->vet) return true;
+    char why[2048] = "";
+    if (m->o->vet(m->o->vet_ud, plan, len, why, sizeof why) == 0) return true;
+    textbuf_adds(&m->diag, why[0] ? why : "the plan was refused before it ran");
+    textbuf_adds(&m->diag, "\n");
+    return false;
+}
+
 /* Asks for one plan with PM and runs it. Fills *WHY for a retry, a replan
  * or the mission's failure. */
 static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *pm, char *why,
@@ -327,7 +338,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         char *plan = NULL;
         size_t len = 0;
         pts = plan_text_clean(res.text ? res.text : "", res.len, &plan, &len);
-        if (pts == PLAN_TEXT_OK && check_whole(m, plan, len)) {
+        if (pts == PLAN_TEXT_OK && check_whole(m, plan, len) && vet(m, plan, len)) {
             on_plan_text(m, plan, len);
             finish_plan(m);
         } else if (pts == PLAN_TEXT_OK) {

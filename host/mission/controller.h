@@ -105,7 +105,13 @@ typedef struct mission_opts {
      * running skill stops at once. May be NULL. */
     const atomic_bool *cancel;
     mission_observer obs;
-    mission_stats *stats;    /* filled when not NULL */
+    mission_stats *stats; /* filled when not NULL */
+    /* Batch mode only (stream = false): called with each plan that passed
+     * the checker, before it runs; returning non-zero refuses it with the
+     * message in WHY, and the plan counts as a failed try (plan
+     * verification, `run --verify`). NULL = every valid plan runs. */
+    int (*vet)(void *ud, const char *plan, size_t len, char *why, size_t whylen);
+    void *vet_ud;
     runner_outcome *outcome; /* how the last plan ended, when not NULL */
 } mission_opts;
 

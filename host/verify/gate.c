@@ -1,0 +1,63 @@
+/* Plan verification in front of a flight (see gate.h). */
+#include "verify/gate.h"
+
+#include "mission/runner.h"
+
+#include <math.h>
+#include <string.h>
+
+static void world_sandbox(void *ud, sandbox *sb)
+{
+    verify_gate *g = ud;
+    if (g->cancel_to) g->cancel_to(sb ? sb : g->mission_sb);
+}
+
+void verify_gate_mission_sandbox(void *ud, sandbox *sb)
+{
+    verify_gate *g = ud;
+    g->mission_sb = sb;
+    if (g->cancel_to) g->cancel_to(sb);
+}
+
+int verify_gate_check(void *ud, const char *plan, size_t len, char *why, size_t whylen)
+{
+    verify_gate *g = ud;
+    verify_opts o = g->opts;
+    o.plan = plan;
+    o.plan_len = len;
+    o.on_sandbox = world_sandbox;
+    o.on_sandbox_ud = g;
+    int failed = 0;
+    cJSON *rep = verify_plan(&o, &failed, why, whylen);
+    if (!rep) return -1;
+    if (g->progress) verify_print(g->progress, rep);
+    bool stopped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled"));
+    const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "failed"), 0);
+    const cJSON *i = cJSON_GetObjectItemCaseSensitive(w, "world");
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(w, "kind");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(w, "reason");
+    if (w && cJSON_IsNumber(i) && cJSON_IsString(k) && cJSON_IsString(r))
+        snprintf(why, whylen, "verification: %d of %d sampled worlds failed; world %d: %s: %s",
+                 failed, o.worlds, i->valueint, k->valuestring, r->valuestring);
+    else if (stopped)
+        snprintf(why, whylen, "verification cancelled");
+    if (!g->reports) g->reports = cJSON_CreateArray();
+    cJSON_AddItemToArray(g->reports, rep);
+    return failed || stopped ? -1 : 0;
+}
+
+cJSON *verify_gate_refusal(verify_gate *g, const char *plan, size_t len, const char *error)
+{
+    cJSON *doc = runner_report_new(plan, len);
+    runner_report_set(doc, "error", cJSON_CreateString(error));
+    const drone_pose *p = &g->opts.scene->start;
+    cJSON *pose = cJSON_CreateObject(); /* where it would have started */
+    cJSON_AddNumberToObject(pose, "x", p->x);
+    cJSON_AddNumberToObject(pose, "y", p->y);
+    cJSON_AddNumberToObject(pose, "z", p->z);
+    cJSON_AddNumberToObject(pose, "yaw", fmod(fmod(p->yaw, 360) + 360, 360));
+    runner_report_set(doc, "pose", pose);
+    if (g->reports) cJSON_AddItemToObject(doc, "verify", g->reports);
+    g->reports = NULL;
+    return doc;
+}

@@ -1,0 +1,102 @@
+/* Plan verification throughput: worlds flown per second when each setup of
+ * the benchmark suite (examples/benchmark) is verified with its reference
+ * plan (host/verify: sampled scene, fresh simulator, session and plan per
+ * world).
+ *
+ *   bench_verify [OUT.json]      (SRC=source root, default ".")
+ */
+#include "cmd/cli.h"
+#include "skills/skills.h"
+#include "suite.h"
+#include "verify/verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SETUPS 64
+#define WORLDS 50 /* per setup and round */
+
+/* Verifies one setup in WORLDS worlds; returns the failing ones, or -1. */
+static int verify_setup(const skill_registry *reg, const setup *s, const scene *sc)
+{
+    verify_opts o = {.reg = reg,
+                     .scene = sc,
+                     .plan = s->plan,
+                     .plan_len = s->plan_len,
+                     .worlds = WORLDS,
+                     .seed = 1};
+    char err[512];
+    int failed = 0;
+    cJSON *rep = verify_plan(&o, &failed, err, sizeof err);
+    if (!rep) {
+        fprintf(stderr, "%s: %s\n", s->scene, err);
+        return -1;
+    }
+    cJSON_Delete(rep);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    const char *src = getenv("SRC") ? getenv("SRC") : ".";
+    char root[600];
+    snprintf(root, sizeof root, "%s/examples/benchmark", src);
+    static setup setups[MAX_SETUPS];
+    static scene scenes[MAX_SETUPS];
+    int n = find_setups(root, setups, MAX_SETUPS);
+    if (n == 0) {
+        fprintf(stderr, "bench_verify: no benchmark setups under %s (set SRC)\n", root);
+        return 1;
+    }
+    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    if (!reg) return 1;
+    for (int i = 0; i < n; i++) {
+        char err[512];
+        if (scene_load(&scenes[i], setups[i].scene, err, sizeof err)) {
+            fprintf(stderr, "bench_verify: %s\n", err);
+            return 1;
+        }
+    }
+    /* One round to warm up (and to count the worlds the reference plans
+     * fail in: a measure of how brittle they are), then rounds until at
+     * least a second has passed. */
+    int failed = 0, errors = 0;
+    for (int i = 0; i < n; i++) {
+        int f = verify_setup(reg, &setups[i], &scenes[i]);
+        if (f < 0)
+            errors++;
+        else
+            failed += f;
+    }
+    double t0 = skills_now_ms(), elapsed = 0;
+    long worlds = 0;
+    while (elapsed < 1000 || worlds < 2L * n * WORLDS) {
+        for (int i = 0; i < n; i++)
+            verify_setup(reg, &setups[i], &scenes[i]);
+        worlds += (long)n * WORLDS;
+        elapsed = skills_now_ms() - t0;
+    }
+    double per_s = worlds / (elapsed / 1000);
+    printf("bench_verify: %d setups x %d worlds, %ld worlds in %.0f ms: %.0f worlds/s "
+           "(%.3f ms each); %d of %d worlds failed in the warm-up round\n",
+           n, WORLDS, worlds, elapsed, per_s, elapsed / (double)worlds, failed, n * WORLDS);
+    if (argc > 1) {
+        FILE *f = fopen(argv[1], "w");
+        if (!f) {
+            perror(argv[1]);
+            return 1;
+        }
+        fprintf(f,
+                "{\"verify_worlds_per_s\": {\"value\": %.1f, \"unit\": \"worlds/s\"},\n"
+                " \"verify_world_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"
+                " \"verify_suite_worlds\": {\"value\": %d, \"unit\": \"worlds\"},\n"
+                " \"verify_suite_failed_worlds\": {\"value\": %d, \"unit\": \"worlds\"}}\n",
+                per_s, elapsed / (double)worlds, n * WORLDS, failed);
+        fclose(f);
+    }
+    for (int i = 0; i < n; i++)
+        free(setups[i].plan);
+    registry_free(reg);
+    return errors != 0;
+}
