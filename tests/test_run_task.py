@@ -93,6 +93,32 @@ with tempfile.TemporaryDirectory() as tmp:
         check("Find the person." in user and "apple" in user, "plan prompt: %s" % user)
     check(calls_of(docs[0]) == calls_of(docs[1]), "stream and batch calls differ")
 
+    # --prompts: a template of the directory replaces the built-in one; the
+    # others stay; a missing directory or a broken template is refused
+    pdir = os.path.join(tmp, "prompts")
+    os.mkdir(pdir)
+    with open(os.path.join(pdir, "plan.txt"), "w") as f:
+        f.write("In view: {scene}\nOur own words for the task: {task}\nPlan:\n")
+    fake = Fake(tmp, [{"content": "l('hi');->True"}])
+    r = run(["--scene", scene, "--task", "Say hi.", "--llm-url", fake.url, "--model", "fake",
+             "--json", "--prompts", pdir])
+    reqs = fake.requests()
+    fake.stop()
+    check(r.returncode == 0, "--prompts mission: exit %d %s" % (r.returncode, r.stderr))
+    msgs = reqs[0]["body"]["messages"] if reqs else []
+    user = "".join(m["content"] for m in msgs if m["role"] == "user")
+    system = "".join(m["content"] for m in msgs if m["role"] == "system")
+    check("Our own words for the task: Say hi." in user, "--prompts: user prompt %r" % user)
+    check("log" in system, "--prompts: the built-in system prompt stays: %r" % system[:200])
+    r = run(["--scene", scene, "--task", "x", "--model", "m", "--prompts",
+             os.path.join(tmp, "nowhere")])
+    check(r.returncode == 2 and "not a directory" in r.stderr, "--prompts nowhere: %r" % r.stderr)
+    with open(os.path.join(pdir, "plan.txt"), "w") as f:
+        f.write("Task: {tsak}\n")
+    r = run(["--scene", scene, "--task", "x", "--model", "m", "--prompts", pdir])
+    check(r.returncode == 1 and "{tsak}" in r.stderr and "plan.txt:1" in r.stderr,
+          "--prompts with a broken template: %r" % r.stderr)
+
     # the LLM refuses: a clear error, exit 1, still one JSON document
     fake = Fake(tmp, [{"fault": "401", "times": 3}])
     r = run(["--scene", scene, "--task", "Find the person.", "--llm-url", fake.url,

@@ -77,6 +77,10 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run([ALOFT, "serve", "--model", "m", "--scene", office, "--host", "localhost"],
                        capture_output=True, text=True, env=env, timeout=30)
     check(r.returncode == 1 and "IPv4" in r.stderr, "--host must be an address: %r" % r.stderr)
+    r = subprocess.run([ALOFT, "serve", "--model", "m", "--scene", office, "--prompts",
+                        os.path.join(tmp, "nowhere")], capture_output=True, text=True, env=env,
+                       timeout=30)
+    check(r.returncode == 2 and "--prompts" in r.stderr, "--prompts nowhere: %r" % r.stderr)
 
     fake = Fake(tmp, [{"content": PLAN}, {"content": LONG}, {"content": SHORT, "times": 2},
                       {"content": LONG, "times": 2}], rate=200)

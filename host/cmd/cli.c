@@ -1,11 +1,14 @@
 #include "cmd/cli.h"
 
+#include "llm/prompt.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -253,4 +256,16 @@ char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len
     char *text = cli_read_input(argv[optind], CLI_MAX_INPUT, len, err, sizeof err);
     if (!text) *status = cli_fail(c->cmd, "%s", err);
     return text;
+}
+
+int cli_check_prompts(const char *cmd, const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_usage_error(cmd, "--prompts: '%s' is not a directory", dir);
+    char err[1024];
+    prompt_set *ps = prompt_load(dir, err, sizeof err);
+    if (!ps) return cli_fail(cmd, "--prompts: %s", err);
+    prompt_free(ps);
+    return -1;
 }

@@ -113,6 +113,10 @@ void cli_cancel_sandbox(sandbox *sb);
 void cli_cancel_end(void);
 atomic_bool *cli_cancel_flag(void);
 
+/* Checks a --prompts DIR: a directory whose templates (any of prompts/'s
+ * file names; the rest stay built in) all load. Returns -1 when it is fine,
+ * else the exit status after printing the problem. */
+int cli_check_prompts(const char *cmd, const char *dir);
 /* Limits from the command line, with the sandbox defaults filled in. */
 sandbox_limits cli_limits(const cli_common *c);
 

@@ -52,6 +52,8 @@ static const char usage[] =
     "                        motion (default 3)\n"
     "  --llm-timeout-ms N    limit for one LLM call, retries included (default 120000)\n"
     "  --llm-idle-timeout-ms N  longest silence in a streamed reply (default 30000)\n"
+    "  --prompts DIR         prompt templates to use instead of the built-in ones\n"
+    "                        (any of plan.txt, planner.txt, ... in prompts/)\n"
     "  --time-scale X        simulated seconds per real second; 0 = instant\n"
     "                        (default 1, or 0 with --json)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
@@ -101,6 +103,7 @@ enum {
     OPT_LLM_TIMEOUT,
     OPT_LLM_IDLE,
     OPT_DB,
+    OPT_PROMPTS,
     OPT_REPLAY,
     OPT_TELLO, /* every Tello option: see tello_config_option */
     OPT_VERIFY,
@@ -117,8 +120,9 @@ typedef struct run_args {
     unsigned long long seed;
     bool seed_set;
     bool quiet;
-    const char *db;   /* --db, or NULL for the default store */
-    long long replay; /* --replay ID, or 0 */
+    const char *db;      /* --db, or NULL for the default store */
+    const char *prompts; /* --prompts DIR, or NULL: the built-in templates */
+    long long replay;    /* --replay ID, or 0 */
     /* --task: the mission controller */
     const char *llm_url;
     const char *model;
@@ -200,6 +204,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
         {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
         {"db", required_argument, 0, OPT_DB},
+        {"prompts", required_argument, 0, OPT_PROMPTS},
         {"replay", required_argument, 0, OPT_REPLAY},
         {"verify", required_argument, 0, OPT_VERIFY},
         TELLO_LONG_OPTIONS(OPT_TELLO),
@@ -251,6 +256,7 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->seed_set = true;
             break;
         case OPT_DB: a->db = optarg; break;
+        case OPT_PROMPTS: a->prompts = optarg; break;
         case OPT_REPLAY: {
             unsigned long long id;
             if (cli_parse_u64(optarg, false, &id) || id == 0 || id > LLONG_MAX)
@@ -299,6 +305,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
     int r = check_drone_and_eyes(a);
     if (r >= 0) return r;
+    if (a->prompts && (r = cli_check_prompts(a->c.cmd, a->prompts)) >= 0) return r;
     if (a->verify && a->replay)
         return cli_usage_error(a->c.cmd, "--replay flies a recorded mission: give no --verify");
     if (a->verify && !a->c.scene)
@@ -355,7 +362,7 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
                        const scene *sc, mission_record *rec, store_replay *replay,
                        runner_outcome *out, char *err, size_t errlen)
 {
-    prompt_set *ps = prompt_load(NULL, err, errlen);
+    prompt_set *ps = prompt_load(a->prompts, err, errlen);
     if (!ps) return NULL;
     llm_config cfg;
     llm_settings(a, &cfg);

@@ -38,6 +38,7 @@ static const char usage[] =
     "  --max-replans N       new plans after rp, a failed skill or a refused\n"
     "                        motion (default 3)\n"
     "  --llm-timeout-ms N    limit for one LLM call, retries included (default 120000)\n"
+    "  --prompts DIR         prompt templates to use instead of the built-in ones\n"
     "  --time-scale X        simulated seconds per real second (default 1)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --db FILE             the mission store (default $ALOFT_DB, else\n"
@@ -64,6 +65,7 @@ enum {
     OPT_TIME_SCALE,
     OPT_SEED,
     OPT_DB,
+    OPT_PROMPTS,
 };
 
 typedef struct serve_args {
@@ -72,7 +74,7 @@ typedef struct serve_args {
     const char *host;
     const char *drones[WEB_MAX_DRONES];
     int n_drones;
-    const char *llm_url, *model, *db;
+    const char *llm_url, *model, *db, *prompts;
     bool no_stream;
     long long max_tries, max_replans, llm_timeout_ms;
     double time_scale;
@@ -111,6 +113,7 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_LLM_URL: a->llm_url = arg; return 0;
     case OPT_MODEL: a->model = arg; return 0;
     case OPT_DB: a->db = arg; return 0;
+    case OPT_PROMPTS: a->prompts = arg; return 0;
     case OPT_NO_STREAM: a->no_stream = true; return 0;
     case OPT_MAX_TRIES: return parse_count(cmd, "max-tries", arg, true, &a->max_tries);
     case OPT_MAX_REPLANS: return parse_count(cmd, "max-replans", arg, false, &a->max_replans);
@@ -148,6 +151,7 @@ int cmd_serve(int argc, char **argv)
         {"time-scale", required_argument, 0, OPT_TIME_SCALE},
         {"seed", required_argument, 0, OPT_SEED},
         {"db", required_argument, 0, OPT_DB},
+        {"prompts", required_argument, 0, OPT_PROMPTS},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
@@ -164,6 +168,7 @@ int cmd_serve(int argc, char **argv)
     if (!a.model && !(env && *env))
         return cli_usage_error(a.c.cmd, "missions need a model: give --model NAME or set "
                                         "ALOFT_MODEL");
+    if (a.prompts && (rc = cli_check_prompts(a.c.cmd, a.prompts)) >= 0) return rc;
     if (a.n_drones == 0) {
         if (!a.c.scene) return cli_usage_error(a.c.cmd, "give --drone SPEC or --scene FILE");
         a.drones[a.n_drones++] = "sim";
@@ -183,6 +188,7 @@ int cmd_serve(int argc, char **argv)
                             .time_scale = a.time_scale,
                             .seed = a.seed,
                             .db = a.db,
+                            .prompts = a.prompts,
                             .stream = !a.no_stream,
                             .max_tries = (int)a.max_tries,
                             .max_replans = (int)a.max_replans,

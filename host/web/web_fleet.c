@@ -468,7 +468,7 @@ static cJSON *fly_task(flight *fl, mission_record *rec, const char *task, runner
 {
     web_drone *d = fl->d;
     const web_fleet_config *c = d->fleet->cfg;
-    prompt_set *ps = prompt_load(NULL, err, errlen);
+    prompt_set *ps = prompt_load(c->prompts, err, errlen);
     if (!ps) return NULL;
     mission_opts mo;
     mission_opts_defaults(&mo);

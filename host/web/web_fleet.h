@@ -29,6 +29,7 @@ typedef struct web_fleet_config {
     double time_scale;         /* simulated seconds per real second */
     uint64_t seed;
     const char *db;                /* the store (NULL: $ALOFT_DB or the default) */
+    const char *prompts;           /* template directory (NULL: the built-in ones) */
     bool stream;                   /* stream interpreting */
     int max_tries;                 /* 0: the controller's default */
     int max_replans;               /* -1: the controller's default */
