@@ -5,6 +5,7 @@
  */
 #include "minispec/parser.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,27 +64,48 @@ static void collect(ms_parser *P, ms_result *out, const char *head, size_t h, co
 }
 
 /* One parser per thread is kept between compiles with its memory, which
- * saves a dozen allocations per plan. */
-static _Thread_local ms_parser *spare;
+ * saves a dozen allocations per plan. A thread-specific key frees it when
+ * its thread ends (missions run on threads of their own). A compile that
+ * starts while the thread's parser is in use gets a parser of its own. */
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+static _Thread_local ms_parser *kept;
+static _Thread_local bool kept_busy;
+
+static void kept_free(void *p)
+{
+    ms_parser_free(p);
+    free(p);
+}
+
+static void kept_key_init(void)
+{
+    if (pthread_key_create(&kept_key, kept_free)) abort();
+}
 
 static ms_parser *parser_get(const skill_registry *reg, const ms_options *opts)
 {
-    ms_parser *P = spare;
-    spare = NULL;
-    if (P) {
-        ms_parser_reset(P, reg, opts, true);
-        return P;
+    if (kept && !kept_busy) {
+        kept_busy = true;
+        ms_parser_reset(kept, reg, opts, true);
+        return kept;
     }
-    P = malloc(sizeof *P);
+    ms_parser *P = malloc(sizeof *P);
     if (!P) abort();
     ms_parser_init(P, reg, opts, true);
+    if (!kept) {
+        pthread_once(&kept_once, kept_key_init);
+        if (pthread_setspecific(kept_key, P)) abort();
+        kept = P;
+        kept_busy = true;
+    }
     return P;
 }
 
 static void parser_put(ms_parser *P)
 {
-    if (!spare) {
-        spare = P;
+    if (P == kept) {
+        kept_busy = false;
         return;
     }
     ms_parser_free(P);

@@ -246,6 +246,34 @@ static void fast_note_skill(ms_parser *P, const skill *s)
 
 static ms_expr *fast_expr(fast *F, bool in_args, int min);
 
+/* True when a call to S with ARGS certainly passes ms_check_call: the count
+ * is in range and no literal argument has a type the skill refuses. When
+ * false, ms_check_call decides. */
+static bool fast_args_fit(const skill *s, ms_expr *const *args, int n)
+{
+    if (n < s->min_args || n > s->nargs) return false;
+    for (int i = 0; i < n; i++) {
+        skill_type want = s->args[i].type;
+        if (want == SKILL_T_ANY || want == SKILL_T_NONE) continue;
+        const ms_expr *a = args[i]->kind == MS_E_NEG ? args[i]->a : args[i];
+        switch (a->kind) {
+        case MS_E_NUMBER:
+            if (!(want == SKILL_T_FLOAT || (want == SKILL_T_INT && a->is_int))) return false;
+            break;
+        case MS_E_STRING:
+            if (want != SKILL_T_STR || a != args[i]) return false;
+            break;
+        case MS_E_TRUE:
+        case MS_E_FALSE:
+            if (want != SKILL_T_BOOL || a != args[i]) return false;
+            break;
+        case MS_E_NONE: return false;
+        default: break; /* known only when it runs */
+        }
+    }
+    return true;
+}
+
 /* The arguments of a call to S, the current token following its name. */
 static ms_expr *fast_call(fast *F, const skill *s)
 {
@@ -281,9 +309,11 @@ static ms_expr *fast_call(fast *F, const skill *s)
     }
     e->args = args;
     e->nargs = n;
-    ms_token at = {0};
-    ms_check_call(P, &at, s, args, n);
-    if (P->npending) fast_give_up(F);
+    if (!fast_args_fit(s, args, n)) {
+        ms_token at = {0};
+        ms_check_call(P, &at, s, args, n);
+        if (P->npending) fast_give_up(F);
+    }
     return e;
 }
 
