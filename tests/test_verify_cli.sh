@@ -89,8 +89,13 @@ out=$(echo "1000{1000{_1=1}}" | "$ALOFT" check --verify 2 --max-instructions 100
 [ $rc = 1 ] || fail "run --verify refused: exit $rc"
 [ "$(json "$tmp/r.json" "d['ok'], d['calls'], len(d['verify'][0]['failed']), 'verification' in d['error']")" = "False [] 5 True" ] ||
   fail "run --verify refused report: $(cat "$tmp/r.json")"
-grep -q "mission\|move_up(500) ->\|\] > mu" "$tmp/progress" && fail "run --verify refused flew: $(cat "$tmp/progress")"
+grep -q "move_up(500) ->\|\] > mu" "$tmp/progress" && fail "run --verify refused flew: $(cat "$tmp/progress")"
 grep -q "^world 0: violation" "$tmp/progress" || fail "run --verify progress: $(cat "$tmp/progress")"
+# ... and the refused run is recorded: failed, its plan, no skill call.
+id=$(json "$tmp/r.json" "d['mission_id']")
+"$ALOFT" log --db "$tmp/m.db" --json "$id" >"$tmp/log.json" || fail "log of the refused run"
+[ "$(json "$tmp/log.json" "d['mission']['status'], 'verification' in d['mission']['error'], len(d['plans']), [e for e in d['events'] if e['kind'] == 'call']")" = "failed True 1 []" ] ||
+  fail "refused run in the store: $(cat "$tmp/log.json")"
 # ... and a safe plan flies after all worlds passed.
 "$ALOFT" run --verify 5 --scene "$tmp/low.json" --plan "$tmp/safe.ms" --json --db "$tmp/m.db" \
   >"$tmp/r2.json" 2>/dev/null; rc=$?

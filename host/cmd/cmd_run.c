@@ -528,12 +528,11 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
  * is recorded; a store that cannot be opened stops the run before it
  * flies). The report, with "mission_id", goes to *DOC (NULL if the run
  * never started). Returns the exit status. */
-static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
+/* Begins recording F as a new mission (its id in *ID), reading poses from
+ * WORLD. NULL with a message. */
+static mission_record *record_open(const run_args *a, const flight *f, mission_world *world,
+                                   int64_t *id, char *err, size_t errlen)
 {
-    char err[1024];
-    *doc = NULL;
-    skill_registry *reg = cli_load_registry(&a->c);
-    if (!reg) return CLI_FAIL;
     char *params = params_json(a);
     char drone_name[300];
     snprintf(drone_name, sizeof drone_name, "tello:%s", a->tello.host);
@@ -544,18 +543,29 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
                                .params_json = params,
                                .seed = (int64_t)a->seed,
                                .replay_of = f->replay_of};
-    mission_world world;
-    memset(&world, 0, sizeof world);
-    mission_record *rec = mission_record_open(a->db, &info, &world, err, sizeof err);
+    mission_record *rec = mission_record_open(a->db, &info, world, err, errlen);
     free(params);
-    if (!rec) {
-        registry_free(reg);
-        return cli_fail(a->c.cmd, "cannot record the mission: %s", err);
-    }
+    if (!rec) return NULL;
     *id = store_mission_id(mission_record_mission(rec));
     if (!a->quiet)
         fprintf(stderr, "mission %lld (recorded in %s)\n", (long long)*id,
                 store_path(mission_record_store(rec)));
+    return rec;
+}
+
+static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
+{
+    char err[1024];
+    *doc = NULL;
+    skill_registry *reg = cli_load_registry(&a->c);
+    if (!reg) return CLI_FAIL;
+    mission_world world;
+    memset(&world, 0, sizeof world);
+    mission_record *rec = record_open(a, f, &world, id, err, sizeof err);
+    if (!rec) {
+        registry_free(reg);
+        return cli_fail(a->c.cmd, "cannot record the mission: %s", err);
+    }
     bool land = a->on_tello ? a->tello.land_at_end : true;
     if (open_world(a, f, &world, err, sizeof err)) {
         bool cancelled = a->on_tello && atomic_load(cli_cancel_flag());
@@ -757,6 +767,16 @@ static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON *
     } else {
         *doc = verify_gate_refusal(&g, f->plan, f->plan_len, why);
         if (!a->c.json) fprintf(stderr, "aloft run: not flown: %s\n", why);
+        /* Every run is recorded, also one that never took off. */
+        char err[1024];
+        int64_t id = 0;
+        mission_record *rec = record_open(a, f, NULL, &id, err, sizeof err);
+        if (rec) {
+            mission_record_plan(rec, f->plan, f->plan_len, true, NULL);
+            cJSON_AddNumberToObject(*doc, "mission_id", (double)id);
+        }
+        if (!rec || mission_record_close(rec, STORE_FAILED, why, NULL, err, sizeof err))
+            fprintf(stderr, "aloft run: the refused run was not recorded: %s\n", err);
     }
     registry_free(reg);
     return rc;
