@@ -201,6 +201,39 @@ static void test_reproducible(void)
     cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(c), cJSON_Delete(e);
 }
 
+/* A retry or replan is verified from where the drone is: the same climb
+ * passes from the start (100 cm) but breaks the ceiling from 140 cm; the
+ * geofence stays centred on the scene's start. */
+static void test_from_the_current_pose(void)
+{
+    int failed = -1;
+    cJSON *rep = run("mu(30)", 5, 1, &failed);
+    CHECK(failed == 0, "mu(30) from the start: %d worlds failed", failed);
+    cJSON_Delete(rep);
+
+    drone_pose high = {0, 0, 140, 0};
+    verify_opts o = opts("mu(30)", 5, 1);
+    o.from = &high;
+    char err[512] = "";
+    rep = verify_plan(&o, &failed, err, sizeof err);
+    const cJSON *first = cJSON_GetArrayItem(failed_list(rep), 0);
+    CHECK(rep && failed == 5 && strcmp(str(first, "kind"), "violation") == 0,
+          "mu(30) from 140 cm: %d worlds failed, first %s %s", failed, str(first, "kind"),
+          str(first, "reason"));
+    cJSON_Delete(rep);
+
+    /* 500 cm east of home, a move of 200 cm further east leaves the 600 cm
+     * geofence; from home it would not. */
+    drone_pose east = {500, 0, 100, 90};
+    o = opts("mf(200)", 3, 1);
+    o.from = &east;
+    rep = verify_plan(&o, &failed, err, sizeof err);
+    first = cJSON_GetArrayItem(failed_list(rep), 0);
+    CHECK(rep && failed == 3 && strstr(str(first, "reason"), "geofence"),
+          "mf(200) from 500 cm east: %d worlds failed, first %s", failed, str(first, "reason"));
+    cJSON_Delete(rep);
+}
+
 int main(void)
 {
     char err[512];
@@ -216,6 +249,7 @@ int main(void)
     test_probe_branch();
     test_budget_and_error();
     test_reproducible();
+    test_from_the_current_pose();
     registry_free(reg);
     return failures ? 1 : 0;
 }

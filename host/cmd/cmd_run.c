@@ -387,6 +387,7 @@ static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_wor
     verify_gate g;
     gate_init(a, reg, sc, &g);
     if (a->verify) {
+        g.from = world;
         mo.vet = verify_gate_check, mo.vet_ud = &g;
         mo.run.on_sandbox = verify_gate_mission_sandbox, mo.run.on_sandbox_ud = &g;
     }

@@ -23,6 +23,11 @@ int verify_gate_check(void *ud, const char *plan, size_t len, char *why, size_t 
 {
     verify_gate *g = ud;
     verify_opts o = g->opts;
+    drone_pose here;
+    if (g->from && g->from->drone) {
+        here = mission_world_pose(g->from);
+        o.from = &here;
+    }
     o.plan = plan;
     o.plan_len = len;
     o.on_sandbox = world_sandbox;

@@ -25,6 +25,10 @@ typedef struct verify_gate {
     void (*cancel_to)(sandbox *sb);
     sandbox *mission_sb;
     cJSON *reports; /* array, created on the first report; the caller frees it */
+    /* When set, each verification starts from this world's pose at that
+     * moment (a retry or a replan goes on from where the drone is); home,
+     * the centre of the geofence, stays the scene's start. */
+    struct mission_world *from;
 } verify_gate;
 
 /* Verifies PLAN (UD is the gate). Returns 0 when every world passed, else

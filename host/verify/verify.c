@@ -337,6 +337,7 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
         cJSON_Delete(e);
         return NULL;
     }
+    if (o->from) sim_place(r.w.sim, o->from);
     r.branch = cJSON_CreateArray();
     r.calls = cJSON_CreateArray();
     r.violations = cJSON_CreateArray();

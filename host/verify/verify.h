@@ -60,6 +60,9 @@ const char *verify_kind_name(verify_kind k);
 typedef struct verify_opts {
     const skill_registry *reg;
     const scene *scene;
+    /* Where each world's drone starts, flying, or NULL for the scene's
+     * start; home (the geofence's centre) is the scene's start either way. */
+    const drone_pose *from;
     const char *plan; /* MiniSpec text, already checked (else every world errors) */
     size_t plan_len;
     int worlds; /* 1..VERIFY_MAX_WORLDS */
