@@ -12,7 +12,7 @@
  * equals "total". The MiniSpec parser and the drone are not involved; the
  * mission-level benchmark measures the real first action.
  *
- * Usage: bench_llm [--rate TOKENS_PER_S] [--first-token-ms MS] [--runs N] [--json]
+ * Usage: bench_llm [--rate TOKENS_PER_S] [--first-token-ms MS] [--runs N] [--json] [OUT.json]
  */
 #include "../fake_llm.h"
 #include "llm/llm.h"
@@ -74,9 +74,15 @@ int main(int argc, char **argv)
             runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--json"))
             json = 1;
-        else {
-            fprintf(stderr,
-                    "usage: bench_llm [--rate TPS] [--first-token-ms MS] [--runs N] [--json]\n");
+        else if (argv[i][0] != '-') { /* aloft bench: the file the JSON goes to */
+            json = 1;
+            if (!freopen(argv[i], "w", stdout)) {
+                perror(argv[i]);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: bench_llm [--rate TPS] [--first-token-ms MS] [--runs N] "
+                            "[--json] [OUT.json]\n");
             return 2;
         }
     }

@@ -173,8 +173,13 @@ static int time_detector(const vision_detector_config *cfg, const vision_frame *
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* aloft bench passes the file the JSON goes to; else it goes to stdout. */
+    if (argc > 1 && !freopen(argv[1], "w", stdout)) {
+        perror(argv[1]);
+        return 1;
+    }
     char *dir = fx_make_models(1);
     if (!dir) {
         fprintf(stderr, "bench_vision: cannot generate models\n");
