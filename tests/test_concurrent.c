@@ -62,7 +62,7 @@ static char *fly(int i, bool record, char *err, size_t errlen)
 {
     const setup *su = &setups[i];
     mission_world w;
-    sim_options so = {0, 1, pictures};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = pictures};
     if (mission_world_sim(&w, su->scene, &so, err, errlen)) return NULL;
     mission_record *rec = NULL;
     if (record) {
@@ -190,7 +190,7 @@ static void *fly_task(void *arg)
     cfg.backoff_max_ms = 40;
     mission_world w;
     char err[256];
-    sim_options so = {0, 1, pictures};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = pictures};
     if (mission_world_sim(&w, tw->scene, &so, err, sizeof err)) {
         fprintf(stderr, "world: %s\n", err);
         return NULL;

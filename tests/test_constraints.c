@@ -20,7 +20,7 @@ static drone *guarded(const char *json)
         fprintf(stderr, "scene: %s\n", err);
         exit(1);
     }
-    sim_options o = {0, 1, NULL};
+    sim_options o = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
     drone *d = sim_open(&s, &o, err, sizeof err);
     drone *g = constraints_wrap(d, &s.limits, &s.start, err, sizeof err);
     if (!g || g->ops->takeoff(g, err, sizeof err)) {

@@ -46,7 +46,7 @@ static result fly(const setup *su)
 
     mission_world w;
     char err[256];
-    sim_options so = {0, 1, NULL};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
     if (mission_world_sim(&w, su->scene ? su->scene : scene_path, &so, err, sizeof err)) {
         fprintf(stderr, "world: %s\n", err);
         exit(1);

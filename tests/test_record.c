@@ -26,7 +26,7 @@ static skill_registry *reg;
 static void world_open(mission_world *w)
 {
     char err[256];
-    sim_options so = {0, 1, NULL};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
     if (mission_world_sim(w, scene_path, &so, err, sizeof err)) {
         fprintf(stderr, "world: %s\n", err);
         exit(1);

@@ -22,7 +22,7 @@ static runner_outcome run(const char *plan, bool cancel, cJSON **doc)
 {
     mission_world w;
     char err[256];
-    sim_options so = {0, 1, NULL};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
     if (mission_world_sim(&w, scene_path, &so, err, sizeof err)) {
         fprintf(stderr, "world: %s\n", err);
         exit(1);

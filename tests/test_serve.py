@@ -51,7 +51,7 @@ def run_mission(srv, drone, task):
 
 
 PLAN = "l('hello web');tc(90);mf(50);->True"
-LONG = "l('waiting');d(60000);->True"
+LONG = "l('waiting');mf(200);d(60000);->True"
 SHORT = "l('both');d(3000);->True"
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -144,6 +144,15 @@ with tempfile.TemporaryDirectory() as tmp:
         status, doc = srv.post_json("/api/drones/0/missions", {"task": "wait a minute"})
         check(status == 202, "long mission accepted")
         ev = Events(srv, 0)
+        # the drone's pose (and its camera) follows the move as it happens
+        ev.until("call", lambda d: d["skill"] == "move_forward")
+        between, t_move = [], time.monotonic()
+        while not between and time.monotonic() - t_move < 10:
+            y = srv.drones()[0]["pose"]["y"]
+            if 5 < y < 195:
+                between.append(y)
+            time.sleep(0.05)
+        check(between, "no pose between the ends of a 200 cm move")
         ev.until("call", lambda d: d["skill"] == "delay")
         check(srv.drones()[0]["busy"] is True, "busy while flying")
         status, busy = srv.post_json("/api/drones/0/missions", {"task": "again"})

@@ -39,7 +39,7 @@ static void test_positions_from_views(void)
         scene sc;
         scene_json(yaw, json, sizeof json);
         CHECK(scene_parse(&sc, json, strlen(json), err, sizeof err) == 0, "%s", err);
-        sim_options so = {0, 1, NULL};
+        sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
         drone *d = sim_open(&sc, &so, err, sizeof err);
         CHECK(d && d->ops->takeoff(d, err, sizeof err) == 0, "%s", err);
         if (!d) return;
@@ -110,7 +110,7 @@ static void test_missions_feed_the_object_memory(const char *src)
     int nobjects[2] = {0, 0};
     for (int run = 0; run < 2; run++) {
         mission_world w;
-        sim_options so = {0, 1, dir};
+        sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = dir};
         if (mission_world_sim(&w, scene_path, &so, err, sizeof err)) {
             CHECK(false, "%s", err);
             break;

@@ -36,7 +36,7 @@ static scene *must_parse(const char *json)
 static drone *open_flying(const scene *s, double time_scale, unsigned long long seed)
 {
     char err[256];
-    sim_options o = {time_scale, seed, NULL};
+    sim_options o = {.time_scale = time_scale, .seed = seed, .picture_dir = NULL};
     drone *d = sim_open(s, &o, err, sizeof err);
     if (!d || d->ops->takeoff(d, err, sizeof err)) {
         fprintf(stderr, "open: %s\n", err);
@@ -318,7 +318,7 @@ static void test_picture(void)
         failures++;
         return;
     }
-    sim_options o = {0, 1, dir};
+    sim_options o = {.time_scale = 0, .seed = 1, .picture_dir = dir};
     char err[256], path[512];
     drone *d = sim_open(s, &o, err, sizeof err);
     d->ops->takeoff(d, err, sizeof err);
@@ -338,9 +338,55 @@ static void test_picture(void)
     free(s);
 }
 
+typedef struct pose_log {
+    int n;
+    double y[4096];
+    double last_y;
+} pose_log;
+
+static void log_pose(void *ud, const drone_pose *p)
+{
+    pose_log *l = ud;
+    if (l->n < 4096) l->y[l->n++] = p->y;
+    l->last_y = p->y;
+}
+
+/* The pose hook follows a motion as it happens: several growing poses
+ * during a real-time move, the end pose last; one call at time scale 0. */
+static void test_pose_hook(void)
+{
+    scene *s = must_parse("{\"objects\": []}");
+    char err[256];
+    for (int k = 0; k < 2; k++) {
+        pose_log log = {0};
+        /* 100 cm at 100 cm/s, 4x real time: about 250 ms */
+        sim_options o = {
+            .time_scale = k ? 4 : 0, .seed = 1, .on_pose = log_pose, .on_pose_ud = &log};
+        drone *d = sim_open(s, &o, err, sizeof err);
+        CHECK(d && d->ops->takeoff(d, err, sizeof err) == 0, "%s", err);
+        if (!d) continue;
+        log.n = 0;
+        CHECK(d->ops->move(d, DRONE_FORWARD, 100, err, sizeof err) == 0, "%s", err);
+        CHECK(fabs(log.last_y - 100) < 1e-6, "time scale %d: last pose y %.1f", k ? 4 : 0,
+              log.last_y);
+        if (k) {
+            bool growing = true;
+            for (int i = 1; i < log.n; i++)
+                growing &= log.y[i] >= log.y[i - 1];
+            CHECK(log.n >= 5 && growing && log.y[0] < 100,
+                  "real-time move: %d poses, first y %.1f, growing %d", log.n, log.y[0], growing);
+        } else {
+            CHECK(log.n == 1, "instant move: %d poses", log.n);
+        }
+        d->ops->destroy(d);
+    }
+    free(s);
+}
+
 int main(void)
 {
     test_scene_defaults_and_ids();
+    test_pose_hook();
     test_bad_scenes_name_the_key();
     test_camera_projection();
     test_range();

@@ -43,7 +43,7 @@ static void mission_open_probe(mission *m, const char *scene_json, unsigned long
     FILE *f = fopen(m->path, "w");
     fputs(scene_json, f);
     fclose(f);
-    sim_options so = {0, seed, NULL};
+    sim_options so = {.time_scale = 0, .seed = seed, .picture_dir = NULL};
     if (mission_world_sim(&m->world, m->path, &so, m->err, sizeof m->err)) {
         fprintf(stderr, "world: %s\n", m->err);
         exit(1);

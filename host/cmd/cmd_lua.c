@@ -87,7 +87,7 @@ int cmd_lua(int argc, char **argv)
     skill_ctx ctx = {.reg = reg, .sb = sb};
     mission_world world = {0};
     if (c.scene) {
-        sim_options so = {0, 1, NULL}; /* instant, seed 1 */
+        sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL}; /* instant, seed 1 */
         if (mission_world_sim(&world, c.scene, &so, err, sizeof err)) {
             sandbox_free(sb);
             registry_free(reg);

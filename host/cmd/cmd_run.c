@@ -507,7 +507,7 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
             return -1;
         }
     } else {
-        sim_options so = {a->time_scale, a->seed, a->pictures};
+        sim_options so = {.time_scale = a->time_scale, .seed = a->seed, .picture_dir = a->pictures};
         if (mission_world_sim_scene(w, f->scene, &so, err, errlen)) return -1;
     }
     vision_options vo = a->vision;

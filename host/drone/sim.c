@@ -80,6 +80,7 @@ static int animate(sim *s, double duration, void (*step)(sim *, double), char *e
     if (s->opts.time_scale <= 0 || duration <= 0) {
         step(s, 1);
         advance(s, duration);
+        if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
         return 0;
     }
     double real_total = duration / s->opts.time_scale, start = wall_ms(), done = 0;
@@ -89,6 +90,7 @@ static int animate(sim *s, double duration, void (*step)(sim *, double), char *e
         step(s, frac);
         advance(s, (frac - done) * duration);
         done = frac;
+        if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
         if (frac >= 1) return 0;
         if (aborted(d)) return fail(err, errlen, "cancelled");
         sleep_ms(fmin(SIM_POLL_MS, real_total - elapsed));

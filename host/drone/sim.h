@@ -25,6 +25,11 @@ typedef struct sim_options {
     double time_scale;       /* simulated s per real s; 0 = instant */
     uint64_t seed;           /* noise and misses */
     const char *picture_dir; /* take_picture output; NULL = $TMPDIR or /tmp */
+    /* Called on the flying thread while a motion runs in real time (about
+     * every 10 ms) and when it ends, with the pose so far: for live views.
+     * NULL = none. */
+    void (*on_pose)(void *ud, const drone_pose *pose);
+    void *on_pose_ud;
 } sim_options;
 
 /* Opens a simulated drone in a copy of SCENE, landed at the start pose

@@ -330,7 +330,7 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     uint64_t sim_seed;
     verify_world_sample(o->scene, o->seed, i, sc, &sim_seed, &r.probe_rng, changes);
     r.sc = sc;
-    sim_options so = {0, sim_seed, o->picture_dir};
+    sim_options so = {.time_scale = 0, .seed = sim_seed, .picture_dir = o->picture_dir};
     if (mission_world_sim_scene(&r.w, sc, &so, err, errlen)) {
         free(sc);
         cJSON_Delete(changes);

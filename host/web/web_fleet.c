@@ -72,6 +72,12 @@ static void set_pose(web_drone *d, drone_pose p)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* The simulator's pose hook: the camera follows a motion as it happens. */
+static void moved(void *ud, const drone_pose *pose)
+{
+    set_pose(ud, *pose);
+}
+
 static drone_pose get_pose(web_drone *d)
 {
     pthread_mutex_lock(&d->lock);
@@ -130,7 +136,7 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
                -1;
     if (!path) return snprintf(err, errlen, "--drone sim needs --scene FILE"), -1;
     if (load_scene(d, path, err, errlen)) return -1;
-    sim_options so = {0, f->cfg->seed, NULL};
+    sim_options so = {.time_scale = 0, .seed = f->cfg->seed, .picture_dir = NULL};
     d->camera = sim_open(d->scene, &so, msg, sizeof msg);
     if (!d->camera || d->camera->ops->takeoff(d->camera, msg, sizeof msg))
         return snprintf(err, errlen, "drone %d: %s", d->id, msg), -1;
@@ -445,7 +451,8 @@ static int open_world(flight *fl, char *err, size_t errlen)
     web_drone *d = fl->d;
     const web_fleet_config *c = d->fleet->cfg;
     if (!d->tello) {
-        sim_options so = {c->time_scale, c->seed, NULL};
+        sim_options so = {
+            .time_scale = c->time_scale, .seed = c->seed, .on_pose = moved, .on_pose_ud = d};
         return mission_world_sim_scene(&fl->world, d->scene, &so, err, errlen);
     }
     drone *drv = tello_new(&d->tcfg, err, errlen);

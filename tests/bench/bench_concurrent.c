@@ -24,7 +24,7 @@ static bool fly(const setup *s)
 {
     mission_world w;
     char err[512];
-    sim_options so = {0, 1, pictures};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = pictures};
     if (mission_world_sim(&w, s->scene, &so, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", s->scene, err);
         return false;

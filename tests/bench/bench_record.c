@@ -54,7 +54,7 @@ static double fly(const setup *su, store *s, int64_t *id)
         rec = mission_record_new(m, &w);
         *id = store_mission_id(m);
     }
-    sim_options so = {0, 1, pictures};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = pictures};
     if (mission_world_sim(&w, su->scene, &so, err, sizeof err)) die(su->scene, err);
     runner_outcome out;
     runner_opts o = {.reg = reg,

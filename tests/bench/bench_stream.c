@@ -45,7 +45,7 @@ static cJSON *fly(const skill_registry *reg, const prompt_set *ps, const char *b
     cfg.api_key[0] = '\0';
     mission_world w;
     char err[256];
-    sim_options so = {0, 1, NULL};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
     if (mission_world_sim(&w, scene, &so, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", scene, err);
         return NULL;

@@ -55,7 +55,7 @@ static char *scene_of(const setup *s)
 {
     mission_world w;
     char err[256];
-    sim_options so = {0, 1, NULL};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
     if (mission_world_sim(&w, s->scene, &so, err, sizeof err)) return strdup("");
     vision_object objs[VISION_MAX_OBJECTS];
     int n = sim_observe(w.sim, objs, VISION_MAX_OBJECTS);
