@@ -250,8 +250,9 @@ static void test_fenced_cleaned(void)
         CHECK(strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(r.doc, "plans"), 0)->valuestring,
                      "tc(30)") == 0);
         /* The reply was read to its end: the server's usage counts. */
-        CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(r.doc, "tokens"), "completion")->valueint >
-              0);
+        const cJSON *tok = cJSON_GetObjectItem(r.doc, "tokens");
+        CHECK(cJSON_GetObjectItem(tok, "completion")->valueint > 0 &&
+              cJSON_IsFalse(cJSON_GetObjectItem(tok, "estimated")));
         result_free(&r);
     }
     free(s);
@@ -333,6 +334,15 @@ static void test_syntax_error_mid_stream(void)
     const char *retry = user_msg(&r, 1);
     CHECK(strstr(retry, "1:15:"));
     CHECK(strstr(retry, "tc(45)\ntc(46)"));
+    /* The first reply was cut when its plan failed, so its usage never
+     * came: both sides are estimated from the text, and the report says so.
+     * The retry's own usage (its whole prompt) is counted as well. */
+    const cJSON *tok = cJSON_GetObjectItem(r.doc, "tokens");
+    int prompt = cJSON_GetObjectItem(tok, "prompt")->valueint;
+    int completion = cJSON_GetObjectItem(tok, "completion")->valueint;
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(tok, "estimated")) && completion >= 5 &&
+              prompt > 2 * (int)strlen(retry) / 8,
+          "tokens after a cut reply: prompt %d, completion %d", prompt, completion);
     result_free(&r);
     free(s);
 }

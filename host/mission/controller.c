@@ -78,6 +78,7 @@ typedef struct mission {
     int tries, replans, llm_calls;
     double plan_ms;
     long prompt_tokens, completion_tokens;
+    bool tokens_estimated; /* some reply's usage never came */
 
     /* The plan being received and run. */
     int index;    /* its index in plans */
@@ -130,6 +131,12 @@ static char *scene_now(mission *m)
     return out;
 }
 
+/* Tokens in LEN bytes of text, roughly: about four characters a token. */
+static long estimate_tokens(size_t len)
+{
+    return (long)((len + 3) / 4);
+}
+
 /* One request to the LLM, counted and shown to the observer. */
 static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs *pm,
                llm_delta_fn on_delta, llm_result *res)
@@ -141,8 +148,18 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
     int rc = m->o->llm.complete(m->o->llm.ud, kind, stream, &req, res);
     m->llm_calls++;
     m->plan_ms += res->latency_ms;
-    m->prompt_tokens += res->prompt_tokens;
-    m->completion_tokens += res->completion_tokens;
+    if (res->usage_known) {
+        m->prompt_tokens += res->prompt_tokens;
+        m->completion_tokens += res->completion_tokens;
+    } else if (res->len > 0) {
+        /* Part of a reply came but its usage did not (the transfer was cut,
+         * by us when the plan stopped or by the network): estimate both
+         * sides from the text and say so in the report. */
+        for (int i = 0; i < n; i++)
+            m->prompt_tokens += estimate_tokens(strlen(msgs[i].content));
+        m->completion_tokens += estimate_tokens(res->len);
+        m->tokens_estimated = true;
+    }
     if (m->o->obs.llm_exchange) m->o->obs.llm_exchange(m->o->obs.ud, kind, msgs, n, res);
     return rc;
 }
@@ -418,6 +435,7 @@ static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
     cJSON *tok = cJSON_CreateObject();
     cJSON_AddNumberToObject(tok, "prompt", (double)m->prompt_tokens);
     cJSON_AddNumberToObject(tok, "completion", (double)m->completion_tokens);
+    cJSON_AddBoolToObject(tok, "estimated", m->tokens_estimated);
     runner_report_set(doc, "tokens", tok);
 }
 
