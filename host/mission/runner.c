@@ -338,7 +338,6 @@ cJSON *runner_report_new(const char *plan, size_t len)
     cJSON *tok = cJSON_AddObjectToObject(doc, "tokens");
     cJSON_AddNumberToObject(tok, "prompt", 0);
     cJSON_AddNumberToObject(tok, "completion", 0);
-    cJSON_AddFalseToObject(tok, "estimated");
     return doc;
 }
 
