@@ -6,13 +6,12 @@ nothing, not even takeoff; one that passes flies."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 
+from tello_emu_proc import Emu
+
 ALOFT = os.environ.get("ALOFT", "build/aloft")
-BUILD = os.environ.get("BUILD", os.path.dirname(ALOFT) or ".")
-EMU = os.path.join(BUILD, "tello_emu")
 failures = 0
 
 
@@ -23,39 +22,19 @@ def check(cond, what):
         failures += 1
 
 
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def fly(tmp, plan, scene):
     """Runs PLAN with --verify on a fresh emulator; returns (rc, report, the
-    commands the emulator received)."""
-    state_port = free_udp_port()
-    fd, log = tempfile.mkstemp(dir=tmp, suffix=".log")
-    os.close(fd)
-    emu = subprocess.Popen([EMU, "--port", "0", "--state-port", str(state_port), "--log", log,
-                            "--max-runtime-s", "120", "--speed", "1000", "--turn-rate", "1440"],
-                           stdout=subprocess.PIPE, text=True)
+    commands the emulator received, stderr)."""
+    emu = Emu(tmp, "--speed", "1000", "--turn-rate", "1440")
     try:
-        line = emu.stdout.readline()
-        check(line.startswith("port "), "tello_emu started: %r" % line)
-        args = ["--drone", "tello:127.0.0.1", "--tello-port", line.split()[1],
-                "--tello-state-port", str(state_port),
-                "--tello-video-port", str(free_udp_port()), "--no-video", "--verify", "5",
-                "--scene", scene, "--plan", "-", "--json", "--db", os.path.join(tmp, "m.db")]
+        args = emu.args() + ["--no-video", "--verify", "5", "--scene", scene, "--plan", "-",
+                             "--json", "--db", os.path.join(tmp, "m.db")]
         p = subprocess.run([ALOFT, "run"] + args, input=plan, capture_output=True, text=True,
                            timeout=120)
     finally:
-        emu.terminate()
-        emu.wait()
-    with open(log) as f:
-        sent = [l.split(" ", 1)[1].strip() for l in f if l.startswith("recv ")]
+        emu.stop()
     doc = json.loads(p.stdout) if p.stdout.strip() else {}
-    return p.returncode, doc, sent, p.stderr
+    return p.returncode, doc, emu.lines("recv"), p.stderr
 
 
 tmp = tempfile.mkdtemp()
