@@ -7,6 +7,7 @@
  *
  *   bench_concurrent [OUT.json]      (SRC=source root, default ".")
  */
+#include "bench_out.h"
 #include "mission/runner.h"
 #include "suite.h"
 
@@ -99,12 +100,8 @@ int main(int argc, char **argv)
            "(%.2fx), 4 threads %.0f (%.2fx); %ld failed\n",
            nsetups, cores, per_s[0], per_s[1], per_s[1] / per_s[0], per_s[2], per_s[2] / per_s[0],
            failed);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
         fprintf(f,
                 "{\"concurrent_1_thread\": {\"value\": %.1f, \"unit\": \"missions/s\"},\n"
                 " \"concurrent_2_threads\": {\"value\": %.1f, \"unit\": \"missions/s\"},\n"

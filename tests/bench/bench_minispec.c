@@ -8,6 +8,7 @@
  * For scale: TypeFly's own Python checker needs about 10 us per plan (about
  * 270 ns per character) on this kind of machine, for checking alone.
  */
+#include "bench_out.h"
 #include "minispec/stream.h"
 #include "../test_minispec_util.h"
 
@@ -113,12 +114,8 @@ int main(int argc, char **argv)
            "byte-by-byte stream: %.2f ns/char, %.0f ns/plan\n",
            c.n, (double)c.chars / c.n, w_char, w_plan, 270.0 / w_char, g_char, g_char / w_char,
            s_char, s_plan);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
         fprintf(f,
                 "{\"benchmark\":\"minispec_compile\",\"plans\":%d,\"chars_per_plan\":%.1f,"
                 "\"ns_per_char\":%.3f,\"ns_per_plan\":%.1f,\"general_ns_per_char\":%.3f,"

@@ -15,6 +15,7 @@
  * store costs each `aloft run` on top; and the recorder's share of a flight
  * at time scale 1, where the mission lasts its simulated time.
  */
+#include "bench_out.h"
 #include "cmd/cli.h"
 #include "mission/record.h"
 #include "mission/runner.h"
@@ -205,12 +206,8 @@ int main(int argc, char **argv)
     printf("bench_record: a mission flies %.1f s (simulated): at time scale 1 the store takes "
            "%.4f%% of it\n",
            normal.sim_ms / 1000, 100 * flight);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
         fprintf(f,
                 "{\"record_mission_plain_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"
                 " \"record_mission_recorded_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"

@@ -10,6 +10,7 @@
  *    interleaved, so that load on the machine hits both alike.
  * Writes JSON to argv[1] when given.
  */
+#include "bench_out.h"
 #include "sandbox/sandbox.h"
 #include "skills/registry.h"
 #include "skills/skills.h"
@@ -101,19 +102,17 @@ int main(int argc, char **argv)
     printf("hook overhead on a CPU-bound loop: plain %.1f ms, sandboxed %.1f ms, ratio %.3f "
            "(%+.1f %%, target < 5 %%)\n",
            plain / 1e3, boxed / 1e3, boxed / plain, overhead);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (f) {
-            fprintf(f,
-                    "{\"startup_state_us\":{\"value\":%.2f,\"unit\":\"us\"},"
-                    "\"startup_with_skills_us\":{\"value\":%.2f,\"unit\":\"us\"},"
-                    "\"loop_plain_ms\":{\"value\":%.2f,\"unit\":\"ms\"},"
-                    "\"loop_sandboxed_ms\":{\"value\":%.2f,\"unit\":\"ms\"},"
-                    "\"hook_ratio\":{\"value\":%.4f,\"unit\":\"x\"},"
-                    "\"hook_overhead_pct\":{\"value\":%.2f,\"unit\":\"%%\"}}\n",
-                    best_state, best_full, plain / 1e3, boxed / 1e3, boxed / plain, overhead);
-            fclose(f);
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
+        fprintf(f,
+                "{\"startup_state_us\":{\"value\":%.2f,\"unit\":\"us\"},"
+                "\"startup_with_skills_us\":{\"value\":%.2f,\"unit\":\"us\"},"
+                "\"loop_plain_ms\":{\"value\":%.2f,\"unit\":\"ms\"},"
+                "\"loop_sandboxed_ms\":{\"value\":%.2f,\"unit\":\"ms\"},"
+                "\"hook_ratio\":{\"value\":%.4f,\"unit\":\"x\"},"
+                "\"hook_overhead_pct\":{\"value\":%.2f,\"unit\":\"%%\"}}\n",
+                best_state, best_full, plain / 1e3, boxed / 1e3, boxed / plain, overhead);
+        fclose(f);
     }
     registry_free(reg);
     return 0;

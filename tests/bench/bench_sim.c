@@ -4,6 +4,7 @@
  *
  *   bench_sim [OUT.json]      (SRC=source root, default ".")
  */
+#include "bench_out.h"
 #include "cmd/cli.h"
 #include "mission/runner.h"
 #include "suite.h"
@@ -67,12 +68,8 @@ int main(int argc, char **argv)
     printf("bench_sim: %d setups, %ld missions in %.0f ms: %.0f missions/s (%.3f ms each), "
            "%d failed\n",
            n, missions, elapsed, per_s, elapsed / (double)missions, failed);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
         fprintf(f,
                 "{\"sim_missions_per_s\": {\"value\": %.1f, \"unit\": \"missions/s\"},\n"
                 " \"sim_mission_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"

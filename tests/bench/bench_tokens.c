@@ -12,6 +12,7 @@
  *
  *   bench_tokens [OUT.json]      (SRC=source root, default ".")
  */
+#include "bench_out.h"
 #include "llm/prompt.h"
 #include "minispec/minispec.h"
 #include "mission/runner.h"
@@ -118,12 +119,8 @@ int main(int argc, char **argv)
            "Lua %.1f tokens (%.0f bytes): %.2fx; planning prompt %.0f tokens\n",
            n, ms_avg, (double)ms_bytes / n, lua_avg, (double)lua_bytes / n, lua_avg / ms_avg,
            prompt_avg);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
         fprintf(f,
                 "{\"plan_tokens_minispec\": {\"value\": %.1f, \"unit\": \"tokens\"},\n"
                 " \"plan_tokens_lua\": {\"value\": %.1f, \"unit\": \"tokens\"},\n"

@@ -5,6 +5,7 @@
  *
  *   bench_verify [OUT.json]      (SRC=source root, default ".")
  */
+#include "bench_out.h"
 #include "cmd/cli.h"
 #include "skills/skills.h"
 #include "suite.h"
@@ -81,12 +82,8 @@ int main(int argc, char **argv)
     printf("bench_verify: %d setups x %d worlds, %ld worlds in %.0f ms: %.0f worlds/s "
            "(%.3f ms each); %d of %d worlds failed in the warm-up round\n",
            n, WORLDS, worlds, elapsed, per_s, elapsed / (double)worlds, failed, n * WORLDS);
-    if (argc > 1) {
-        FILE *f = fopen(argv[1], "w");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
+    FILE *f = bench_out(argc, argv);
+    if (f) {
         fprintf(f,
                 "{\"verify_worlds_per_s\": {\"value\": %.1f, \"unit\": \"worlds/s\"},\n"
                 " \"verify_world_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"
