@@ -4,6 +4,8 @@
  */
 #include "drone/constraints.h"
 
+#include "errmsg.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,12 +27,10 @@ static int refuse(guard *g, char *err, size_t errlen, const char *fmt, ...)
 {
     g->refused = true;
     g->stats.refused++;
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    errmsg_vset(err, errlen, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

@@ -5,10 +5,11 @@
  */
 #include "drone/scene.h"
 
+#include "errmsg.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,18 +69,6 @@ static const key_spec noise_keys[] = {
     {NULL, 0, 0, 0, 0},
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 void scene_defaults(scene *s)
 {
     memset(s, 0, sizeof *s);
@@ -95,7 +84,7 @@ void scene_defaults(scene *s)
 static int parse_section(scene *s, const cJSON *sec, const char *secname, const key_spec *table,
                          char *err, size_t errlen)
 {
-    if (!cJSON_IsObject(sec)) return fail(err, errlen, "%s: expected an object", secname);
+    if (!cJSON_IsObject(sec)) return errmsg_set(err, errlen, "%s: expected an object", secname);
     for (const cJSON *it = sec->child; it; it = it->next) {
         const key_spec *k = table;
         while (k->name && strcmp(k->name, it->string) != 0)
@@ -106,24 +95,26 @@ static int parse_section(scene *s, const cJSON *sec, const char *secname, const 
                 strncat(known, q->name, sizeof known - strlen(known) - 1);
                 if (q[1].name) strncat(known, ", ", sizeof known - strlen(known) - 1);
             }
-            return fail(err, errlen, "%s.%s: unknown key (known: %s)", secname, it->string, known);
+            return errmsg_set(err, errlen, "%s.%s: unknown key (known: %s)", secname, it->string,
+                              known);
         }
         char *field = (char *)s + k->offset;
         if (k->kind == K_BOOL) {
             if (!cJSON_IsBool(it))
-                return fail(err, errlen, "%s.%s: expected true or false", secname, k->name);
+                return errmsg_set(err, errlen, "%s.%s: expected true or false", secname, k->name);
             *(bool *)field = cJSON_IsTrue(it);
             continue;
         }
         if (!cJSON_IsNumber(it))
-            return fail(err, errlen, "%s.%s: expected a number", secname, k->name);
+            return errmsg_set(err, errlen, "%s.%s: expected a number", secname, k->name);
         double v = it->valuedouble;
         if (!isfinite(v) || v < k->min || v > k->max)
-            return fail(err, errlen, "%s.%s: %g is out of range [%g, %g]", secname, k->name, v,
-                        k->min, k->max);
+            return errmsg_set(err, errlen, "%s.%s: %g is out of range [%g, %g]", secname, k->name,
+                              v, k->min, k->max);
         if (k->kind == K_INT) {
             if (v != floor(v))
-                return fail(err, errlen, "%s.%s: expected an integer, got %g", secname, k->name, v);
+                return errmsg_set(err, errlen, "%s.%s: expected an integer, got %g", secname,
+                                  k->name, v);
             *(int *)field = (int)v;
         } else {
             *(double *)field = v;
@@ -136,15 +127,15 @@ static int get_string(const cJSON *o, const char *key, char *out, size_t outlen,
                       const char *where, char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v) return required ? fail(err, errlen, "%s.%s: missing", where, key) : 0;
+    if (!v) return required ? errmsg_set(err, errlen, "%s.%s: missing", where, key) : 0;
     if (!cJSON_IsString(v) || !v->valuestring[0])
-        return fail(err, errlen, "%s.%s: expected a non-empty string", where, key);
+        return errmsg_set(err, errlen, "%s.%s: expected a non-empty string", where, key);
     if (strlen(v->valuestring) >= outlen)
-        return fail(err, errlen, "%s.%s: longer than %zu characters", where, key, outlen - 1);
+        return errmsg_set(err, errlen, "%s.%s: longer than %zu characters", where, key, outlen - 1);
     for (const char *c = v->valuestring; *c; c++)
         if ((unsigned char)*c <= ' ' || *c == '"' || *c == '\'')
-            return fail(err, errlen, "%s.%s: '%s' may not contain spaces or quotes", where, key,
-                        v->valuestring);
+            return errmsg_set(err, errlen, "%s.%s: '%s' may not contain spaces or quotes", where,
+                              key, v->valuestring);
     snprintf(out, outlen, "%s", v->valuestring);
     return 0;
 }
@@ -154,15 +145,15 @@ static int parse_object(scene_object *o, const cJSON *j, int idx, char *err, siz
     static const char *const keys[] = {"class", "id", "color", "x", "y", "z", "w", "d", "h", NULL};
     char where[32];
     snprintf(where, sizeof where, "objects[%d]", idx);
-    if (!cJSON_IsObject(j)) return fail(err, errlen, "%s: expected an object", where);
+    if (!cJSON_IsObject(j)) return errmsg_set(err, errlen, "%s: expected an object", where);
     for (const cJSON *it = j->child; it; it = it->next) {
         int k = 0;
         while (keys[k] && strcmp(keys[k], it->string) != 0)
             k++;
         if (!keys[k])
-            return fail(err, errlen,
-                        "%s.%s: unknown key (known: class, id, color, x, y, z, w, d, h)", where,
-                        it->string);
+            return errmsg_set(err, errlen,
+                              "%s.%s: unknown key (known: class, id, color, x, y, z, w, d, h)",
+                              where, it->string);
     }
     memset(o, 0, sizeof *o);
     if (get_string(j, "class", o->cls, sizeof o->cls, true, where, err, errlen) ||
@@ -180,14 +171,15 @@ static int parse_object(scene_object *o, const cJSON *j, int idx, char *err, siz
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, nums[i].key);
         if (!v) {
-            if (nums[i].required) return fail(err, errlen, "%s.%s: missing", where, nums[i].key);
+            if (nums[i].required)
+                return errmsg_set(err, errlen, "%s.%s: missing", where, nums[i].key);
             continue;
         }
         if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > BIG)
-            return fail(err, errlen, "%s.%s: expected a number", where, nums[i].key);
+            return errmsg_set(err, errlen, "%s.%s: expected a number", where, nums[i].key);
         if (nums[i].positive && v->valuedouble <= 0)
-            return fail(err, errlen, "%s.%s: must be greater than 0, got %g", where, nums[i].key,
-                        v->valuedouble);
+            return errmsg_set(err, errlen, "%s.%s: must be greater than 0, got %g", where,
+                              nums[i].key, v->valuedouble);
         *nums[i].dst = v->valuedouble;
     }
     return 0;
@@ -204,7 +196,7 @@ static int assign_ids(scene *s, char *err, size_t errlen)
             char id[SCENE_NAME_MAX + 16];
             snprintf(id, sizeof id, "%s_%d", o->cls, n);
             if (strlen(id) >= sizeof o->id)
-                return fail(err, errlen, "objects[%d].class: too long to number", i);
+                return errmsg_set(err, errlen, "objects[%d].class: too long to number", i);
             if (!scene_find(s, id)) {
                 memcpy(o->id, id, strlen(id) + 1);
                 break;
@@ -214,8 +206,9 @@ static int assign_ids(scene *s, char *err, size_t errlen)
     for (int i = 0; i < s->nobjects; i++)
         for (int j = i + 1; j < s->nobjects; j++)
             if (strcmp(s->objects[i].id, s->objects[j].id) == 0)
-                return fail(err, errlen, "objects[%d].id: '%s' is already used by objects[%d]", j,
-                            s->objects[j].id, i);
+                return errmsg_set(err, errlen,
+                                  "objects[%d].id: '%s' is already used by objects[%d]", j,
+                                  s->objects[j].id, i);
     return 0;
 }
 
@@ -232,11 +225,11 @@ int scene_parse(scene *s, const char *json, size_t len, char *err, size_t errlen
             else
                 col++;
         }
-        return fail(err, errlen, "%d:%d: not valid JSON", line, col);
+        return errmsg_set(err, errlen, "%d:%d: not valid JSON", line, col);
     }
     int rc = -1;
     if (!cJSON_IsObject(root)) {
-        fail(err, errlen, "expected a JSON object at the top level");
+        errmsg_set(err, errlen, "expected a JSON object at the top level");
         goto done;
     }
     static const struct {
@@ -256,12 +249,12 @@ int scene_parse(scene *s, const char *json, size_t len, char *err, size_t errlen
         } else if (strcmp(it->string, "objects") == 0) {
             have_objects = true;
             if (!cJSON_IsArray(it)) {
-                fail(err, errlen, "objects: expected an array");
+                errmsg_set(err, errlen, "objects: expected an array");
                 goto done;
             }
             int n = cJSON_GetArraySize(it);
             if (n > SCENE_MAX_OBJECTS) {
-                fail(err, errlen, "objects: %d objects, at most %d", n, SCENE_MAX_OBJECTS);
+                errmsg_set(err, errlen, "objects: %d objects, at most %d", n, SCENE_MAX_OBJECTS);
                 goto done;
             }
             int i = 0;
@@ -269,18 +262,19 @@ int scene_parse(scene *s, const char *json, size_t len, char *err, size_t errlen
                 if (parse_object(&s->objects[i], o, i, err, errlen)) goto done;
             s->nobjects = n;
         } else if (strcmp(it->string, "description") != 0 && strcmp(it->string, "_comment") != 0) {
-            fail(err, errlen, "%s: unknown key (known: drone, camera, limits, noise, objects)",
-                 it->string);
+            errmsg_set(err, errlen,
+                       "%s: unknown key (known: drone, camera, limits, noise, objects)",
+                       it->string);
             goto done;
         }
     }
     if (!have_objects) {
-        fail(err, errlen, "objects: missing (give \"objects\": [] for an empty world)");
+        errmsg_set(err, errlen, "objects: missing (give \"objects\": [] for an empty world)");
         goto done;
     }
     if (s->limits.min_z > s->limits.max_z) {
-        fail(err, errlen, "limits.min_z: %g is above limits.max_z %g", s->limits.min_z,
-             s->limits.max_z);
+        errmsg_set(err, errlen, "limits.min_z: %g is above limits.max_z %g", s->limits.min_z,
+                   s->limits.max_z);
         goto done;
     }
     s->start.yaw = fmod(fmod(s->start.yaw, 360) + 360, 360);
@@ -294,7 +288,7 @@ done:
 int scene_load(scene *s, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "%s: %s", path, strerror(errno));
+    if (!f) return errmsg_set(err, errlen, "%s: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     size_t n;
@@ -304,7 +298,7 @@ int scene_load(scene *s, const char *path, char *err, size_t errlen)
             if (cap >= (8u << 20)) {
                 free(buf);
                 fclose(f);
-                return fail(err, errlen, "%s: larger than 8 MiB", path);
+                return errmsg_set(err, errlen, "%s: larger than 8 MiB", path);
             }
             char *nb = realloc(buf, cap * 2);
             if (!nb) free(buf);
@@ -313,11 +307,11 @@ int scene_load(scene *s, const char *path, char *err, size_t errlen)
         }
     }
     fclose(f);
-    if (!buf) return fail(err, errlen, "%s: out of memory", path);
+    if (!buf) return errmsg_set(err, errlen, "%s: out of memory", path);
     char msg[512];
     int rc = scene_parse(s, buf, len, msg, sizeof msg);
     free(buf);
-    if (rc) return fail(err, errlen, "%s: %s", path, msg);
+    if (rc) return errmsg_set(err, errlen, "%s: %s", path, msg);
     return 0;
 }
 

@@ -4,9 +4,10 @@
  */
 #include "drone/sim_internal.h"
 
+#include "errmsg.h"
+
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +16,6 @@
 #define SIM_DRONE_RADIUS 10.0 /* cm kept clear of every box */
 #define SIM_DRAIN_PER_S 0.1   /* battery percent per second of flight */
 #define SIM_POLL_MS 10.0      /* real time between abort polls */
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static double wall_ms(void)
 {
@@ -76,7 +63,7 @@ static void advance(sim *s, double sim_ms)
 static int animate(sim *s, double duration, void (*step)(sim *, double), char *err, size_t errlen)
 {
     drone *d = &s->drone;
-    if (aborted(d)) return fail(err, errlen, "cancelled");
+    if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
     if (s->opts.time_scale <= 0 || duration <= 0) {
         step(s, 1);
         advance(s, duration);
@@ -92,7 +79,7 @@ static int animate(sim *s, double duration, void (*step)(sim *, double), char *e
         done = frac;
         if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
         if (frac >= 1) return 0;
-        if (aborted(d)) return fail(err, errlen, "cancelled");
+        if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
         sleep_ms(fmin(SIM_POLL_MS, real_total - elapsed));
     }
 }
@@ -151,7 +138,7 @@ static int sim_takeoff(drone *d, char *err, size_t errlen)
     sim *s = d->impl;
     if (s->state.flying) return 0;
     if (s->state.battery <= s->scene.limits.battery_reserve)
-        return fail(err, errlen, "battery %d%% is too low to take off", s->state.battery);
+        return errmsg_set(err, errlen, "battery %d%% is too low to take off", s->state.battery);
     /* Instant: a mission starts at the scene's pose, and the climb to it is
      * not part of any plan. */
     s->state.flying = true;
@@ -173,8 +160,8 @@ static int sim_land(drone *d, char *err, size_t errlen)
 static int sim_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
 {
     sim *s = d->impl;
-    if (!s->state.flying) return fail(err, errlen, "not flying (take off first)");
-    if (cm < 0) return fail(err, errlen, "distance %d cm is negative", cm);
+    if (!s->state.flying) return errmsg_set(err, errlen, "not flying (take off first)");
+    if (cm < 0) return errmsg_set(err, errlen, "distance %d cm is negative", cm);
     drone_pose p = s->state.pose;
     double rad = p.yaw * M_PI / 180, fx = sin(rad), fy = cos(rad);
     double dx = 0, dy = 0, dz = 0;
@@ -185,12 +172,13 @@ static int sim_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
     case DRONE_LEFT: dx = -fy, dy = fx; break;
     case DRONE_UP: dz = 1; break;
     case DRONE_DOWN: dz = -1; break;
-    default: return fail(err, errlen, "unknown direction %d", (int)dir);
+    default: return errmsg_set(err, errlen, "unknown direction %d", (int)dir);
     }
     s->from = s->to = p;
     s->to.x += dx * cm, s->to.y += dy * cm, s->to.z += dz * cm;
     if (s->to.z < 0)
-        return fail(err, errlen, "moving down %d cm would hit the ground (at %.0f cm)", cm, p.z);
+        return errmsg_set(err, errlen, "moving down %d cm would hit the ground (at %.0f cm)", cm,
+                          p.z);
     double a[3] = {p.x, p.y, p.z}, b[3] = {s->to.x, s->to.y, s->to.z};
     for (int i = 0; i < s->scene.nobjects; i++) {
         const scene_object *o = &s->scene.objects[i];
@@ -200,8 +188,8 @@ static int sim_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         if (r == 0 && sim_segment_box(a, a, o, 0) == 0) continue;
         double t = sim_segment_box(a, b, o, r);
         if (t >= 0)
-            return fail(err, errlen, "obstacle: moving %s %d cm would hit %s after %.0f cm",
-                        dir_name(dir), cm, o->id, t * cm);
+            return errmsg_set(err, errlen, "obstacle: moving %s %d cm would hit %s after %.0f cm",
+                              dir_name(dir), cm, o->id, t * cm);
     }
     return animate(s, cm / s->scene.speed * 1000, step_pose, err, errlen);
 }
@@ -209,7 +197,7 @@ static int sim_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
 static int sim_turn(drone *d, int degrees, char *err, size_t errlen)
 {
     sim *s = d->impl;
-    if (!s->state.flying) return fail(err, errlen, "not flying (take off first)");
+    if (!s->state.flying) return errmsg_set(err, errlen, "not flying (take off first)");
     s->from = s->to = s->state.pose;
     s->to.yaw = s->from.yaw + degrees;
     return animate(s, fabs((double)degrees) / s->scene.yaw_rate * 1000, step_pose, err, errlen);
@@ -222,7 +210,7 @@ static void step_none(sim *s, double frac)
 
 static int sim_wait(drone *d, int ms, char *err, size_t errlen)
 {
-    if (ms < 0) return fail(err, errlen, "negative delay %d ms", ms);
+    if (ms < 0) return errmsg_set(err, errlen, "negative delay %d ms", ms);
     return animate(d->impl, ms, step_none, err, errlen);
 }
 
@@ -270,7 +258,7 @@ drone *sim_open(const scene *sc, const sim_options *opts, char *err, size_t errl
 {
     sim *s = calloc(1, sizeof *s);
     if (!s) {
-        fail(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
     s->scene = *sc;

@@ -6,12 +6,13 @@
  * every file against it, so a renderer can never meet a surprise.
  */
 #include "llm/prompt.h"
+
 #include "embedded.h"
+#include "errmsg.h"
 #include "textbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,6 @@ struct prompt_set {
     char *text[T_COUNT];
     char *source[T_COUNT];
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- placeholders ---------------------------------------------------------- */
 
@@ -108,10 +101,10 @@ static int scan(const char *text, int i, const char *source, const var *vars, in
         }
         const char *name = p + 1;
         if (!in_list(templates[i].allowed, name, n)) {
-            set_err(err, errlen,
-                    "%s:%d: unknown placeholder {%.*s} (this template may use: %s; write {{ "
-                    "for a literal brace)",
-                    source, line, (int)n, name, templates[i].allowed);
+            errmsg_set(err, errlen,
+                       "%s:%d: unknown placeholder {%.*s} (this template may use: %s; write {{ "
+                       "for a literal brace)",
+                       source, line, (int)n, name, templates[i].allowed);
             return -1;
         }
         int r = 0;
@@ -139,7 +132,8 @@ static int scan(const char *text, int i, const char *source, const var *vars, in
             q++;
         size_t k = strcspn(q, " ");
         if (k && !seen_required[r]) {
-            set_err(err, errlen, "%s: required placeholder {%.*s} is missing", source, (int)k, q);
+            errmsg_set(err, errlen, "%s: required placeholder {%.*s} is missing", source, (int)k,
+                       q);
             return -1;
         }
         q += k;
@@ -165,7 +159,7 @@ static int read_user_file(const char *dir, const char *file, char **out, char **
             free(path);
             return 0;
         }
-        set_err(err, errlen, "%s: %s", path, strerror(e));
+        errmsg_set(err, errlen, "%s: %s", path, strerror(e));
         free(path);
         return -1;
     }
@@ -177,8 +171,8 @@ static int read_user_file(const char *dir, const char *file, char **out, char **
     bool bad = ferror(fp);
     fclose(fp);
     if (bad || b.len > PROMPT_FILE_MAX || b.oom || (b.s && memchr(b.s, '\0', b.len))) {
-        set_err(err, errlen, "%s: %s", path,
-                bad ? "read error" : "not a text file of at most 256 KiB");
+        errmsg_set(err, errlen, "%s: %s", path,
+                   bad ? "read error" : "not a text file of at most 256 KiB");
         textbuf_free(&b);
         free(path);
         return -1;
@@ -202,16 +196,16 @@ prompt_set *prompt_load(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
     if (dir && stat(dir, &st) < 0) {
-        set_err(err, errlen, "prompt directory %s: %s", dir, strerror(errno));
+        errmsg_set(err, errlen, "prompt directory %s: %s", dir, strerror(errno));
         return NULL;
     }
     if (dir && !S_ISDIR(st.st_mode)) {
-        set_err(err, errlen, "prompt directory %s: not a directory", dir);
+        errmsg_set(err, errlen, "prompt directory %s: not a directory", dir);
         return NULL;
     }
     prompt_set *ps = calloc(1, sizeof *ps);
     if (!ps) {
-        set_err(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
     for (int i = 0; i < T_COUNT; i++) {
@@ -224,13 +218,13 @@ prompt_set *prompt_load(const char *dir, char *err, size_t errlen)
             snprintf(path, sizeof path, "prompts/%s", templates[i].file);
             const embedded_file *f = embedded_find(path);
             if (!f) {
-                set_err(err, errlen, "%s is missing from this build", path);
+                errmsg_set(err, errlen, "%s is missing from this build", path);
                 goto fail;
             }
             ps->text[i] = strdup(f->data);
             ps->source[i] = strdup(path);
             if (!ps->text[i] || !ps->source[i]) {
-                set_err(err, errlen, "out of memory");
+                errmsg_set(err, errlen, "out of memory");
                 goto fail;
             }
         }
@@ -285,7 +279,7 @@ static char *render(const prompt_set *ps, int i, const var *vars, int nvars, cha
         return NULL;
     }
     char *s = textbuf_take(&b);
-    if (!s) set_err(err, errlen, "out of memory");
+    if (!s) errmsg_set(err, errlen, "out of memory");
     return s;
 }
 
@@ -337,7 +331,7 @@ static char *planner_system(const prompt_set *ps, const skill_registry *reg, cha
 {
     char *skills = prompt_skill_list(reg);
     if (!skills) {
-        set_err(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
     var vars[] = {

@@ -13,6 +13,8 @@
  */
 #include "store/store_impl.h"
 
+#include "errmsg.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,12 +32,10 @@
 
 int store_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    errmsg_vset(err, errlen, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
