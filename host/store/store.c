@@ -13,8 +13,6 @@
  */
 #include "store/store_impl.h"
 
-#include "errmsg.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,28 +28,19 @@
 /* WAL pages (of 4 KiB) after which a commit checkpoints even in flight. */
 #define STORE_WAL_MAX_PAGES 20000
 
-int store_set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    errmsg_vset(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 int store_db_error(store *s, const char *what, char *err, size_t errlen)
 {
     int code = sqlite3_errcode(s->db) & 0xff;
     const char *msg = sqlite3_errmsg(s->db);
     if (code == SQLITE_NOTADB)
-        return store_set_error(
-            err, errlen, "%s: not an aloft database (not SQLite, or damaged: %s)", s->path, msg);
+        return errmsg_set(err, errlen, "%s: not an aloft database (not SQLite, or damaged: %s)",
+                          s->path, msg);
     if (code == SQLITE_CORRUPT)
-        return store_set_error(err, errlen,
-                               "%s: the database is corrupt (%s); move it aside, or try "
-                               "'sqlite3 %s .recover'",
-                               s->path, msg, s->path);
-    return store_set_error(err, errlen, "%s: %s: %s", s->path, what, msg);
+        return errmsg_set(err, errlen,
+                          "%s: the database is corrupt (%s); move it aside, or try "
+                          "'sqlite3 %s .recover'",
+                          s->path, msg, s->path);
+    return errmsg_set(err, errlen, "%s: %s: %s", s->path, what, msg);
 }
 
 int store_exec(store *s, const char *sql, char *err, size_t errlen)
@@ -129,11 +118,10 @@ int store_resolve_path(const char *override, char *out, size_t outlen, char *err
     } else if ((env = getenv("HOME")) && *env) {
         n = snprintf(out, outlen, "%s/.local/share/aloft/aloft.db", env);
     } else {
-        return store_set_error(err, errlen,
-                               "no database path: set --db, ALOFT_DB, XDG_DATA_HOME or HOME");
+        return errmsg_set(err, errlen,
+                          "no database path: set --db, ALOFT_DB, XDG_DATA_HOME or HOME");
     }
-    if (n < 0 || (size_t)n >= outlen)
-        return store_set_error(err, errlen, "database path is too long");
+    if (n < 0 || (size_t)n >= outlen) return errmsg_set(err, errlen, "database path is too long");
     return 0;
 }
 
@@ -151,8 +139,8 @@ static int make_parent_dirs(const char *path, char *err, size_t errlen)
         char c = *p;
         *p = '\0';
         if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-            return store_set_error(err, errlen, "cannot create directory '%s': %s", dir,
-                                   strerror(errno));
+            return errmsg_set(err, errlen, "cannot create directory '%s': %s", dir,
+                              strerror(errno));
         *p = c;
         if (!c) break;
     }
@@ -282,9 +270,9 @@ static int configure(store *s, int flags, char *err, size_t errlen)
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW) return store_db_error(s, "cannot open", err, errlen);
     if (strcmp(mode, "wal") != 0 && strcmp(s->path, ":memory:") != 0)
-        return store_set_error(err, errlen,
-                               "%s: cannot use write-ahead logging here (journal mode '%s')",
-                               s->path, mode);
+        return errmsg_set(err, errlen,
+                          "%s: cannot use write-ahead logging here (journal mode '%s')", s->path,
+                          mode);
     if (store_exec(s,
                    (flags & STORE_OPEN_SYNC_FULL) ? "PRAGMA synchronous = FULL"
                                                   : "PRAGMA synchronous = NORMAL",
@@ -310,7 +298,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
 {
     store *s = calloc(1, sizeof *s);
     if (!s) {
-        store_set_error(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
     if (store_resolve_path(path, s->path, sizeof s->path, err, errlen)) {
@@ -322,7 +310,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
     bool memory = strcmp(s->path, ":memory:") == 0;
     struct stat sb;
     if ((flags & STORE_OPEN_EXISTING) && !memory && stat(s->path, &sb) != 0) {
-        store_set_error(err, errlen, "no mission database at %s (nothing recorded yet?)", s->path);
+        errmsg_set(err, errlen, "no mission database at %s (nothing recorded yet?)", s->path);
         store_close(s);
         return NULL;
     }
@@ -339,7 +327,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
             if (s->db)
                 store_db_error(s, "cannot open", err, errlen);
             else
-                store_set_error(err, errlen, "%s: cannot open: out of memory", s->path);
+                errmsg_set(err, errlen, "%s: cannot open: out of memory", s->path);
             store_close(s);
             return NULL;
         }

@@ -4,6 +4,7 @@
 #ifndef ALOFT_STORE_STORE_IMPL_H
 #define ALOFT_STORE_STORE_IMPL_H
 
+#include "errmsg.h"
 #include "store/store.h"
 
 #include <limits.h>
@@ -48,10 +49,6 @@ struct store_mission {
 /* Writes "PATH: WHAT: sqlite's message" to ERR, naming corruption and
  * "not a database" plainly. Returns -1. */
 int store_db_error(store *s, const char *what, char *err, size_t errlen);
-
-/* Sets ERR like snprintf (ERR may be NULL). Returns -1. */
-int store_set_error(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* Current UTC time as ISO-8601 with milliseconds ("2026-11-21T23:59:11.123Z")
  * into OUT (at least 32 bytes). */

@@ -78,7 +78,7 @@ static int64_t merge_locked(store_mission *m, const char *cls, double x, double 
 int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, char *err, size_t errlen)
 {
-    if (!cls || !*cls) return store_set_error(err, errlen, "an object needs a class");
+    if (!cls || !*cls) return errmsg_set(err, errlen, "an object needs a class");
     char now[32];
     store_now_iso(now, sizeof now);
     store *s = m->s;
@@ -139,7 +139,7 @@ cJSON *store_objects_json(store *s, char *err, size_t errlen)
         store_object *grown = realloc(objs, (size_t)max * sizeof *objs);
         if (!grown) {
             free(objs);
-            store_set_error(err, errlen, "out of memory");
+            errmsg_set(err, errlen, "out of memory");
             return NULL;
         }
         objs = grown;

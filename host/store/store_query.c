@@ -197,7 +197,7 @@ static int mission_parts(store *s, void *ud, char *err, size_t errlen)
     sqlite3_bind_int64(st, 1, id);
     if (each_row(s, st, doc, mission_row, err, errlen)) return -1;
     if (!cJSON_GetObjectItem(doc, "mission"))
-        return store_set_error(err, errlen, "no mission %lld in %s", (long long)id, s->path);
+        return errmsg_set(err, errlen, "no mission %lld in %s", (long long)id, s->path);
 
     struct {
         const char *name, *sql;

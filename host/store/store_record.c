@@ -42,7 +42,7 @@ static int check_json(const char *text, const char *what, char *err, size_t errl
 {
     if (!text) return 0;
     cJSON *v = cJSON_Parse(text);
-    if (!v) return store_set_error(err, errlen, "%s is not valid JSON: %.60s", what, text);
+    if (!v) return errmsg_set(err, errlen, "%s is not valid JSON: %.60s", what, text);
     cJSON_Delete(v);
     return 0;
 }
@@ -108,7 +108,7 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
         return NULL;
     store_mission *m = calloc(1, sizeof *m);
     if (!m) {
-        store_set_error(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
     m->s = s;
@@ -122,8 +122,8 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
         if (ret == 0 && s->owner_fd >= 0) {
             claimed = store_owner_claim(s, m->id) == 0;
             if (!claimed)
-                ret = store_set_error(err, errlen, "%s-missions: cannot lock mission %lld", s->path,
-                                      (long long)m->id);
+                ret = errmsg_set(err, errlen, "%s-missions: cannot lock mission %lld", s->path,
+                                 (long long)m->id);
         }
         if (ret == 0) ret = store_exec(s, "COMMIT", err, errlen);
         if (ret) {
@@ -143,10 +143,10 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
 int store_mission_end(store_mission *m, store_status status, const char *error,
                       const char *result_json, char *err, size_t errlen)
 {
-    if (!m) return store_set_error(err, errlen, "no mission");
+    if (!m) return errmsg_set(err, errlen, "no mission");
     int ret = -1;
     if (status == STORE_RUNNING) {
-        store_set_error(err, errlen, "a mission cannot end as running");
+        errmsg_set(err, errlen, "a mission cannot end as running");
     } else if (check_json(result_json, "result", err, errlen) == 0) {
         store *s = m->s;
         char ended[32];
@@ -213,7 +213,7 @@ int store_llm_kind_parse(const char *name)
 int64_t store_record_llm(store_mission *m, const store_llm *x, char *err, size_t errlen)
 {
     if (x->kind < STORE_LLM_PLAN || x->kind > STORE_LLM_PROBE)
-        return store_set_error(err, errlen, "unknown LLM exchange kind %d", (int)x->kind);
+        return errmsg_set(err, errlen, "unknown LLM exchange kind %d", (int)x->kind);
     pthread_mutex_lock(&m->s->lock);
     sqlite3_stmt *st = event_statement(m, STORE_ST_LLM, x->t_ms);
     sqlite3_bind_text(st, 4, store_llm_kind_name(x->kind), -1, SQLITE_STATIC);
@@ -266,7 +266,7 @@ int store_record_statement(store_mission *m, double t_ms, int plan_no, int line,
 int64_t store_call_begin(store_mission *m, double t_ms, const char *skill, const char *args_json,
                          int depth, char *err, size_t errlen)
 {
-    if (!skill || !*skill) return store_set_error(err, errlen, "a skill call needs a skill name");
+    if (!skill || !*skill) return errmsg_set(err, errlen, "a skill call needs a skill name");
     if (check_json(args_json, "skill arguments", err, errlen)) return -1;
     pthread_mutex_lock(&m->s->lock);
     sqlite3_stmt *st = event_statement(m, STORE_ST_CALL_BEGIN, t_ms);
@@ -299,8 +299,8 @@ int store_call_end(store_mission *m, int64_t call_id, const store_call_result *r
     sqlite3_bind_int64(st, 9, m->id);
     int ret = finish(m, st, "cannot record the skill result", err, errlen);
     if (ret == 0 && sqlite3_changes(m->s->db) != 1)
-        ret = store_set_error(err, errlen, "no skill call %lld in mission %lld", (long long)call_id,
-                              (long long)m->id);
+        ret = errmsg_set(err, errlen, "no skill call %lld in mission %lld", (long long)call_id,
+                         (long long)m->id);
     pthread_mutex_unlock(&m->s->lock);
     return ret;
 }

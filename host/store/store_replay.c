@@ -48,7 +48,7 @@ static int load_plans(store *s, store_replay *r, char *err, size_t errlen)
             char **grown = realloc(r->plans, (size_t)cap * sizeof *grown);
             if (!grown) {
                 sqlite3_finalize(st);
-                return store_set_error(err, errlen, "out of memory");
+                return errmsg_set(err, errlen, "out of memory");
             }
             r->plans = grown;
         }
@@ -78,8 +78,7 @@ static int load(store *s, void *ud, char *err, size_t errlen)
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE)
-        return store_set_error(err, errlen, "no mission %lld in %s", (long long)r->mission,
-                               s->path);
+        return errmsg_set(err, errlen, "no mission %lld in %s", (long long)r->mission, s->path);
     if (rc != SQLITE_ROW) return store_db_error(s, "cannot read the mission", err, errlen);
 
     if (sqlite3_prepare_v2(s->db,
@@ -95,7 +94,7 @@ static int load(store *s, void *ud, char *err, size_t errlen)
             replay_reply *grown = realloc(r->replies, (size_t)cap * sizeof *grown);
             if (!grown) {
                 sqlite3_finalize(st);
-                return store_set_error(err, errlen, "out of memory");
+                return errmsg_set(err, errlen, "out of memory");
             }
             r->replies = grown;
         }
@@ -113,7 +112,7 @@ store_replay *store_replay_open(store *s, int64_t id, char *err, size_t errlen)
 {
     store_replay *r = calloc(1, sizeof *r);
     if (!r) {
-        store_set_error(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
     r->mission = id;
@@ -172,7 +171,7 @@ int64_t store_replay_mission(const store_replay *r)
 /* The divergence message into ERR; NULL. */
 static const char *diverged(const store_replay *r, char *err, size_t errlen)
 {
-    store_set_error(err, errlen, "%s", r->diverged);
+    errmsg_set(err, errlen, "%s", r->diverged);
     return NULL;
 }
 

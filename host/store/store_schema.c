@@ -141,13 +141,12 @@ static int identify(store *s, int64_t *version, char *err, size_t errlen)
     if (rc != SQLITE_ROW) return store_db_error(s, "cannot read the schema", err, errlen);
     bool fresh = *version == 0 && app_id == 0 && n_tables == 0;
     if (!fresh && app_id != STORE_APPLICATION_ID)
-        return store_set_error(err, errlen, "%s: not an aloft database (it holds other data)",
-                               s->path);
+        return errmsg_set(err, errlen, "%s: not an aloft database (it holds other data)", s->path);
     if (*version > STORE_SCHEMA_VERSION)
-        return store_set_error(err, errlen,
-                               "%s: written by a newer aloft (schema version %lld; this "
-                               "build reads up to %d); upgrade aloft or use another --db",
-                               s->path, (long long)*version, STORE_SCHEMA_VERSION);
+        return errmsg_set(err, errlen,
+                          "%s: written by a newer aloft (schema version %lld; this "
+                          "build reads up to %d); upgrade aloft or use another --db",
+                          s->path, (long long)*version, STORE_SCHEMA_VERSION);
     return 0;
 }
 
