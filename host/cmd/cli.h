@@ -113,6 +113,19 @@ void cli_cancel_sandbox(sandbox *sb);
 void cli_cancel_end(void);
 atomic_bool *cli_cancel_flag(void);
 
+/* The help lines of the LLM options that `run --task` and `serve` share. */
+#define CLI_LLM_HELP                                                                               \
+    "  --llm-url URL         OpenAI-compatible base URL (default\n"                                \
+    "                        $OPENAI_BASE_URL or https://api.openai.com/v1)\n"                     \
+    "  --model NAME          the model (default $ALOFT_MODEL); key: $OPENAI_API_KEY\n"             \
+    "  --no-stream           wait for the whole plan before running it\n"                          \
+    "  --max-tries N         plans asked for when they fail the checker (default 3)\n"             \
+    "  --max-replans N       new plans after rp, a failed skill or a refused\n"                    \
+    "                        motion (default 3)\n"                                                 \
+    "  --prompts DIR         prompt templates to use instead of the built-in ones\n"               \
+    "                        (any of plan.txt, planner.txt, ... in prompts/)\n"                    \
+    "  --llm-timeout-ms N    limit for one LLM call, retries included (default 120000)\n"
+
 /* Checks a --prompts DIR: a directory whose templates (any of prompts/'s
  * file names; the rest stay built in) all load. Returns -1 when it is fine,
  * else the exit status after printing the problem. */
