@@ -24,8 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 typedef struct fake_llm {
     pid_t pid;
     int port;

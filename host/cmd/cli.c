@@ -157,17 +157,6 @@ skill_registry *cli_load_registry(const cli_common *c)
     return reg;
 }
 
-int cli_pending(int argc, char **argv, const char *usage)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return CLI_OK;
-        }
-    }
-    return cli_fail(argv[0], "this command is not implemented yet");
-}
-
 static atomic_bool cancel_flag;
 static sandbox *_Atomic cancel_target;
 

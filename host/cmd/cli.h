@@ -133,10 +133,6 @@ int cli_check_prompts(const char *cmd, const char *dir);
 /* Limits from the command line, with the sandbox defaults filled in. */
 sandbox_limits cli_limits(const cli_common *c);
 
-/* For commands not built yet: handles --help with USAGE, otherwise says so
- * and returns CLI_FAIL. */
-int cli_pending(int argc, char **argv, const char *usage);
-
 /* The commands. */
 int cmd_check(int argc, char **argv);
 int cmd_transpile(int argc, char **argv);
