@@ -2,7 +2,7 @@
 """Flies every task of the benchmark suite with its reference plan and checks
 the outcome.
 
-    examples/benchmark/run_suite.py [--aloft build/aloft] [--seed N] [TASK_DIR...]
+    examples/benchmark/run_suite.py [--aloft build/aloft] [--seed N] [--wrong] [TASK_DIR...]
 
 Each task directory holds task.txt (the request, from TypeFly's Table 2),
 plan.ms (our reference plan in MiniSpec), and one or more scene setups:
@@ -10,6 +10,8 @@ scene.json with check.json, or NAME.scene.json with NAME.check.json.
 A check.json lists what must hold after the flight:
 
     ok, result          the report's "ok" and "result" values
+    answer              the number the plan must give as its answer: the last
+                        log line names it and no other number
     near                [{"object": ID, "max_cm": N}]  final distance to the box
     closer              [[A, B]]  ends nearer to A than to B
     facing              [{"object": ID, "max_deg": N}]  heading vs bearing to it
@@ -18,8 +20,15 @@ A check.json lists what must hold after the flight:
     max_calls           {"moves": N}  at most N motion calls
     violations          allowed number of constraint violations (default 0)
 
+wrong.json in a task directory lists plausible wrong plans, each
+{"plan": MINISPEC, "mistake": WHY, "setup": NAME (optional: all setups)}.
+With --wrong, the suite flies those instead, and a setup passes when its
+check REJECTS the wrong plan: a check that accepts a wrong answer is a
+check that judges nothing.
+
 Exit status 0 when every setup passes.
 """
+import re
 import argparse
 import glob
 import json
@@ -31,6 +40,9 @@ import tempfile
 
 MOVES = {"move_forward", "move_backward", "move_left", "move_right", "move_up",
          "move_down", "turn_cw", "turn_ccw"}
+
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def box_distance(pose, o):
@@ -93,6 +105,11 @@ def check(report, scene, want):
             if e > f["max_deg"]:
                 fails.append(f"heading is {e:.0f} deg off {f['object']}, want <= {f['max_deg']}")
     logs = report.get("logs", [])
+    if "answer" in want:
+        said = [float(n) for n in NUMBER.findall(logs[-1])] if logs else []
+        if said != [float(want["answer"])]:
+            fails.append(f"answer is {logs[-1] if logs else 'missing'!r}, "
+                         f"want exactly the number {want['answer']}")
     for text in want.get("logs_contain", []):
         if not any(text in line for line in logs):
             fails.append(f"no log line contains {text!r} (logs: {logs})")
@@ -119,25 +136,46 @@ def setups(task_dir):
         yield name, scene_path, check_path
 
 
+def flights(task_dir, wrong):
+    """(label, plan text, scene, check) for each flight of a task: the
+    reference plan on every setup, or with WRONG each wrong plan on its own."""
+    task = os.path.basename(task_dir)
+    if not wrong:
+        with open(os.path.join(task_dir, "plan.ms")) as f:
+            plan = f.read()
+        for name, scene_path, check_path in setups(task_dir):
+            yield f"{task} [{name}]", plan, scene_path, check_path
+        return
+    path = os.path.join(task_dir, "wrong.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        entries = json.load(f)
+    for e in entries:
+        for name, scene_path, check_path in setups(task_dir):
+            if e.get("setup", name) == name:
+                yield f"{task} [{name}] {e['mistake']}", e["plan"], scene_path, check_path
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description="Fly the benchmark suite's reference plans.")
     ap.add_argument("--aloft", default=os.environ.get("ALOFT", "build/aloft"))
     ap.add_argument("--seed", default="1")
+    ap.add_argument("--wrong", action="store_true",
+                    help="fly each task's wrong plans; pass when the check rejects them")
     ap.add_argument("tasks", nargs="*")
     args = ap.parse_args()
     tasks = args.tasks or sorted(d for d in glob.glob(os.path.join(here, "[0-9]*")) if os.path.isdir(d))
     failed = total = 0
     pictures = tempfile.TemporaryDirectory(prefix="aloft-suite-")
     for task_dir in tasks:
-        plan = os.path.join(task_dir, "plan.ms")
-        for name, scene_path, check_path in setups(task_dir):
+        for label, plan, scene_path, check_path in flights(task_dir, args.wrong):
             total += 1
-            proc = subprocess.run([args.aloft, "run", "--scene", scene_path, "--plan", plan,
+            proc = subprocess.run([args.aloft, "run", "--scene", scene_path, "--plan", "-",
                                    "--json", "--quiet", "--seed", args.seed,
-                                   "--pictures", pictures.name],
+                                   "--pictures", pictures.name], input=plan,
                                   capture_output=True, text=True, timeout=120)
-            label = f"{os.path.basename(task_dir)} [{name}]"
             try:
                 report = json.loads(proc.stdout)
             except ValueError:
@@ -149,7 +187,12 @@ def main():
             with open(check_path) as f:
                 want = json.load(f)
             fails = check(report, scene, want)
-            if fails:
+            if args.wrong and not fails:
+                failed += 1
+                print(f"FAIL {label}: the check accepts this wrong plan")
+            elif args.wrong:
+                print(f"pass {label}: rejected: " + "; ".join(fails))
+            elif fails:
                 failed += 1
                 print(f"FAIL {label}: " + "; ".join(fails))
             else:
