@@ -1,0 +1,305 @@
+/* Every limit of the constraint guard (SPEC §10) at, just inside and just
+ * outside its boundary, from a home away from the world origin and headings
+ * that are not multiples of 90°. The guard sits in front of a scripted
+ * driver whose state the test sets exactly, so a boundary is met to the
+ * centimetre and the battery to the percent. Each failure names the rule it
+ * guards. */
+#include "drone/constraints.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* ---- a driver that records what reaches it ------------------------------ */
+
+typedef struct scripted {
+    drone self;
+    drone_state st;
+    int moves; /* motions that reached the driver */
+    drone_dir last_dir;
+    int last_cm;
+} scripted;
+
+static int s_ok(drone *d, char *err, size_t errlen)
+{
+    (void)d, (void)err, (void)errlen;
+    return 0;
+}
+
+static int s_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    scripted *s = d->impl;
+    s->moves++;
+    s->last_dir = dir;
+    s->last_cm = cm;
+    return 0;
+}
+
+static int s_turn(drone *d, int degrees, char *err, size_t errlen)
+{
+    (void)degrees, (void)err, (void)errlen;
+    scripted *s = d->impl;
+    s->moves++;
+    return 0;
+}
+
+static int s_hover(drone *d)
+{
+    (void)d;
+    return 0;
+}
+
+static int s_get_state(drone *d, drone_state *out)
+{
+    *out = ((scripted *)d->impl)->st;
+    return 0;
+}
+
+static int s_wait(drone *d, int ms, char *err, size_t errlen)
+{
+    (void)d, (void)ms, (void)err, (void)errlen;
+    return 0;
+}
+
+static void s_destroy(drone *d)
+{
+    (void)d; /* the test owns the scripted driver */
+}
+
+static const drone_ops scripted_ops = {
+    .name = "scripted",
+    .connect = s_ok,
+    .takeoff = s_ok,
+    .land = s_ok,
+    .move = s_move,
+    .turn = s_turn,
+    .hover = s_hover,
+    .emergency = s_hover,
+    .get_state = s_get_state,
+    .wait = s_wait,
+    .destroy = s_destroy,
+};
+
+/* Home and limits shared by the cases: home at (237, -312), fence 300 cm,
+ * band 50..250 cm, longest move 400 cm, battery reserve 10 %. */
+static const drone_pose home = {237, -312, 100, 37};
+
+static scene_limits limits(void)
+{
+    scene_limits l;
+    memset(&l, 0, sizeof l);
+    l.geofence_radius = 300;
+    l.min_z = 50;
+    l.max_z = 250;
+    l.max_move = 400;
+    l.battery_reserve = 10;
+    return l;
+}
+
+static scripted drv;
+
+/* A guard over the scripted driver, which stands at POSE with BATTERY. */
+static drone *guard_at(drone_pose pose, int battery)
+{
+    memset(&drv, 0, sizeof drv);
+    drv.self.ops = &scripted_ops;
+    drv.self.impl = &drv;
+    drv.st.pose = pose;
+    drv.st.battery = battery;
+    drv.st.flying = true;
+    scene_limits l = limits();
+    char err[256];
+    drone *g = constraints_wrap(&drv.self, &l, &home, err, sizeof err);
+    if (!g) {
+        fprintf(stderr, "constraints_wrap: %s\n", err);
+        exit(1);
+    }
+    return g;
+}
+
+/* Moves G and reports whether the motion reached the driver. */
+static bool passes(drone *g, drone_dir dir, int cm, char *err, size_t errlen)
+{
+    int before = drv.moves;
+    err[0] = '\0';
+    int rc = g->ops->move(g, dir, cm, err, errlen);
+    bool reached = drv.moves > before;
+    CHECK((rc == 0) == reached || (rc == 0 && dir >= DRONE_UP),
+          "a move returned %d but %s the driver", rc, reached ? "reached" : "did not reach");
+    return rc == 0;
+}
+
+static drone_pose at(double x, double y, double z, double yaw)
+{
+    drone_pose p = {x, y, z, yaw};
+    return p;
+}
+
+/* ---- geofence --------------------------------------------------------------- */
+
+static void test_geofence_is_centred_on_home(void)
+{
+    char err[256];
+    /* Due north from home: the end is exactly 300 cm from home. */
+    drone *g = guard_at(at(home.x, home.y, 100, 0), 50);
+    CHECK(passes(g, DRONE_FORWARD, 299, err, sizeof err),
+          "geofence: a move ending 299 cm from home inside a 300 cm fence was refused: %s", err);
+    CHECK(passes(g, DRONE_FORWARD, 300, err, sizeof err),
+          "geofence: a move ending exactly on the 300 cm fence was refused: %s", err);
+    CHECK(!passes(g, DRONE_FORWARD, 301, err, sizeof err),
+          "geofence must be centred on the start position, not the world origin: a move ending "
+          "301 cm from home (237 cm from the origin) passed a 300 cm fence");
+    CHECK(strstr(err, "geofence") != NULL, "the refusal names the geofence: %s", err);
+    g->ops->destroy(g);
+
+    /* From the world origin (392 cm from home in a 300 cm fence) every move
+     * away from home is refused, although it stays near the origin. */
+    g = guard_at(at(0, 0, 100, 0), 50);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err),
+          "geofence must be centred on the start position, not the world origin: a move from the "
+          "origin away from home passed");
+    g->ops->destroy(g);
+}
+
+static void test_geofence_at_an_oblique_heading(void)
+{
+    char err[256];
+    /* Heading 37°, starting at home: along the heading the fence is 300 cm
+     * away, whatever the rounding of sin and cos. */
+    drone *g = guard_at(home, 50);
+    CHECK(passes(g, DRONE_FORWARD, 299, err, sizeof err),
+          "geofence: 299 cm along heading 37 from home was refused: %s", err);
+    CHECK(!passes(g, DRONE_FORWARD, 301, err, sizeof err),
+          "geofence: 301 cm along heading 37 from home passed a 300 cm fence");
+    /* Backward and sideways follow the heading too: right of 37° is 127°. */
+    CHECK(!passes(g, DRONE_BACK, 301, err, sizeof err), "geofence: backward 301 cm passed");
+    CHECK(!passes(g, DRONE_RIGHT, 301, err, sizeof err), "geofence: right 301 cm passed");
+    CHECK(!passes(g, DRONE_LEFT, 301, err, sizeof err), "geofence: left 301 cm passed");
+    CHECK(passes(g, DRONE_LEFT, 299, err, sizeof err), "geofence: left 299 cm refused: %s", err);
+    g->ops->destroy(g);
+}
+
+static void test_outside_the_fence_only_back_toward_home(void)
+{
+    char err[256];
+    /* 350 cm north-east of home along heading 37, facing away from it. */
+    double r = 37 * M_PI / 180;
+    drone *g = guard_at(at(home.x + 350 * sin(r), home.y + 350 * cos(r), 100, 37), 50);
+    CHECK(passes(g, DRONE_BACK, 20, err, sizeof err),
+          "geofence: a drone outside the fence must be allowed back toward home, also by a step "
+          "that still ends outside (350 -> 330 cm of 300): %s",
+          err);
+    CHECK(passes(g, DRONE_BACK, 100, err, sizeof err),
+          "geofence: a drone outside the fence must be allowed back toward home: %s", err);
+    CHECK(passes(g, DRONE_BACK, 400, err, sizeof err),
+          "geofence: from outside, a move through home that ends inside was refused: %s", err);
+    CHECK(!passes(g, DRONE_FORWARD, 10, err, sizeof err),
+          "geofence: a drone outside the fence moved farther away from home");
+    CHECK(!passes(g, DRONE_RIGHT, 10, err, sizeof err),
+          "geofence: a drone outside the fence moved along it (farther from home)");
+    CHECK(!passes(g, DRONE_LEFT, 10, err, sizeof err),
+          "geofence: a drone outside the fence moved along it (farther from home)");
+    g->ops->destroy(g);
+}
+
+/* ---- altitude band ----------------------------------------------------------- */
+
+static void test_altitude_band_edges(void)
+{
+    char err[256];
+    drone *g = guard_at(at(home.x, home.y, 249, 37), 50);
+    CHECK(passes(g, DRONE_UP, 1, err, sizeof err) && drv.last_cm == 1,
+          "altitude band: a climb from 249 to exactly max_z 250 was changed or refused: %s", err);
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 249, 37), 50);
+    CHECK(passes(g, DRONE_UP, 2, err, sizeof err) && drv.last_dir == DRONE_UP && drv.last_cm == 1,
+          "altitude band: a climb from 249 by 2 must be clamped to 1 cm (max_z 250), sent %d",
+          drv.last_cm);
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 250, 37), 50);
+    int before = drv.moves;
+    CHECK(passes(g, DRONE_UP, 1, err, sizeof err) && drv.moves == before,
+          "altitude band: at max_z a climb must send nothing");
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 51, 37), 50);
+    CHECK(passes(g, DRONE_DOWN, 2, err, sizeof err) && drv.last_cm == 1,
+          "altitude band: a descent from 51 by 2 must be clamped to 1 cm (min_z 50), sent %d",
+          drv.last_cm);
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 50, 37), 50);
+    before = drv.moves;
+    CHECK(passes(g, DRONE_DOWN, 1, err, sizeof err) && drv.moves == before,
+          "altitude band: at min_z a descent must send nothing");
+    g->ops->destroy(g);
+}
+
+/* ---- longest move ------------------------------------------------------------ */
+
+static void test_longest_move_edges(void)
+{
+    char err[256];
+    /* Heading 217; the fence is 300 cm, so the longest move is tried from
+     * 200 cm behind home, across it, to 200 cm beyond. */
+    double r = 217 * M_PI / 180;
+    drone *g = guard_at(at(home.x - 200 * sin(r), home.y - 200 * cos(r), 100, 217), 50);
+    CHECK(passes(g, DRONE_FORWARD, 399, err, sizeof err),
+          "longest move: 399 cm with a 400 cm limit was refused: %s", err);
+    CHECK(passes(g, DRONE_FORWARD, 400, err, sizeof err),
+          "longest move: exactly the 400 cm limit was refused: %s", err);
+    CHECK(!passes(g, DRONE_FORWARD, 401, err, sizeof err),
+          "longest move: 401 cm passed a 400 cm limit");
+    CHECK(strstr(err, "longest move") != NULL, "the refusal names the longest move: %s", err);
+    CHECK(!passes(g, DRONE_FORWARD, -1, err, sizeof err), "a negative distance passed");
+    g->ops->destroy(g);
+}
+
+/* ---- battery reserve ------------------------------------------------------- */
+
+static void test_battery_reserve_edges(void)
+{
+    char err[256];
+    drone *g = guard_at(at(home.x, home.y, 100, 37), 11);
+    CHECK(passes(g, DRONE_FORWARD, 20, err, sizeof err),
+          "battery reserve: 11 %% with a 10 %% reserve must still fly: %s", err);
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 100, 37), 10);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err),
+          "battery reserve: a move at exactly the 10 %% reserve passed (the reserve is 'at or "
+          "below', <=)");
+    CHECK(strstr(err, "battery") != NULL, "the refusal names the battery: %s", err);
+    CHECK(g->ops->turn(g, 30, err, sizeof err) == -1,
+          "battery reserve: a turn at exactly the reserve passed");
+    CHECK(!passes(g, DRONE_UP, 20, err, sizeof err),
+          "battery reserve: a climb at exactly the reserve passed");
+    CHECK(passes(g, DRONE_DOWN, 20, err, sizeof err),
+          "battery reserve: descending must stay allowed at the reserve: %s", err);
+    CHECK(g->ops->takeoff(g, err, sizeof err) == -1,
+          "battery reserve: takeoff at exactly the reserve passed");
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 100, 37), 9);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err),
+          "battery reserve: a move below the reserve passed");
+    g->ops->destroy(g);
+}
+
+int main(void)
+{
+    test_geofence_is_centred_on_home();
+    test_geofence_at_an_oblique_heading();
+    test_outside_the_fence_only_back_toward_home();
+    test_altitude_band_edges();
+    test_longest_move_edges();
+    test_battery_reserve_edges();
+    printf("%s\n", failures ? "FAIL" : "ok");
+    return failures ? 1 : 0;
+}
