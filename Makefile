@@ -4,12 +4,16 @@
 #   make test    release + ASan/UBSan builds, every test, a short fuzz run
 #   make bench   benchmarks (tests/bench), results in build/bench.json
 #   make fuzz    long fuzzing run (FUZZ_SECONDS, default 600)
+#   make mutate  every mutant of tests/mutants.json against its tests
+#                (make test runs a sample of MUTATE_SAMPLE, seeded by the commit)
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 600
 FUZZ_SHORT_SECONDS ?= 60
+MUTATE_SAMPLE ?= 8
+MUTATE_SEED ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo 1)
 
-.PHONY: all build demo test bench fuzz setup setup-test clean format
+.PHONY: all build demo test bench fuzz mutate setup setup-test clean format
 
 all: build
 
@@ -38,9 +42,13 @@ test: setup-test build build-asan
 	cd build && ctest --output-on-failure -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS)
+	scripts/mutate.py --sample $(MUTATE_SAMPLE) --seed $(MUTATE_SEED)
 
 bench: build
 	scripts/bench.sh
+
+mutate: setup-test
+	scripts/mutate.py
 
 fuzz: build-fuzz
 	scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -49,4 +57,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-mutate

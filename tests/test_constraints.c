@@ -1,6 +1,7 @@
 /* The constraint guard (SPEC §10) in front of the simulator: altitude band,
  * geofence, longest move and battery reserve; refused motions never reach
- * the driver. */
+ * the driver.
+ * labels: constraints safety */
 #include "drone/constraints.h"
 #include "drone/scene.h"
 #include "drone/sim.h"

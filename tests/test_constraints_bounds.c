@@ -3,7 +3,8 @@
  * that are not multiples of 90°. The guard sits in front of a scripted
  * driver whose state the test sets exactly, so a boundary is met to the
  * centimetre and the battery to the percent. Each failure names the rule it
- * guards. */
+ * guards.
+ * labels: constraints safety */
 #include "drone/constraints.h"
 
 #include <math.h>
@@ -183,6 +184,30 @@ static void test_geofence_at_an_oblique_heading(void)
     g->ops->destroy(g);
 }
 
+static void test_geofence_directions_follow_the_heading(void)
+{
+    char err[256];
+    /* 250 cm to the right of home as seen along heading 37 (bearing 127),
+     * still facing 37: home is to the left. Sideways and backward moves
+     * must use the heading's own frame, not a mirrored or unrotated one. */
+    double r = 127 * M_PI / 180;
+    drone_pose p = at(home.x + 250 * sin(r), home.y + 250 * cos(r), 100, 37);
+    drone *g = guard_at(p, 50);
+    CHECK(!passes(g, DRONE_RIGHT, 100, err, sizeof err),
+          "geofence: right of heading 37 is bearing 127, away from home: 100 cm more ends 350 "
+          "cm out of 300");
+    CHECK(passes(g, DRONE_LEFT, 100, err, sizeof err),
+          "geofence: left of heading 37 is bearing 307, toward home: refused: %s", err);
+    CHECK(!passes(g, DRONE_BACK, 200, err, sizeof err),
+          "geofence: backward 200 cm at heading 37 from 250 cm right of home ends 320 cm out");
+    CHECK(!passes(g, DRONE_FORWARD, 200, err, sizeof err),
+          "geofence: forward 200 cm at heading 37 from 250 cm right of home ends 320 cm out");
+    CHECK(passes(g, DRONE_FORWARD, 160, err, sizeof err),
+          "geofence: forward 160 cm at heading 37 from 250 cm right of home ends 297 cm out: %s",
+          err);
+    g->ops->destroy(g);
+}
+
 static void test_outside_the_fence_only_back_toward_home(void)
 {
     char err[256];
@@ -241,6 +266,35 @@ static void test_altitude_band_edges(void)
     g->ops->destroy(g);
 }
 
+static void test_outside_the_band_no_move_away_from_it(void)
+{
+    char err[256];
+    /* Above max_z (250): "up" must not turn into a descent to the ceiling,
+     * nor climb; below min_z (50): "down" likewise. */
+    drone *g = guard_at(at(home.x, home.y, 260, 37), 50);
+    int before = drv.moves;
+    CHECK(passes(g, DRONE_UP, 5, err, sizeof err) && drv.moves == before,
+          "altitude band: above max_z a climb must send nothing (sent %s %d cm)",
+          drv.last_dir == DRONE_DOWN ? "down" : "up", drv.last_cm);
+    CHECK(passes(g, DRONE_DOWN, 5, err, sizeof err) && drv.last_dir == DRONE_DOWN &&
+              drv.last_cm == 10,
+          "altitude band: above max_z a descent by 5 is clamped into the band (down 10 to "
+          "250): sent %d: %s",
+          drv.last_cm, err);
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, home.y, 40, 37), 50);
+    before = drv.moves;
+    CHECK(passes(g, DRONE_DOWN, 5, err, sizeof err) && drv.moves == before,
+          "altitude band: below min_z a descent must send nothing (sent %s %d cm)",
+          drv.last_dir == DRONE_DOWN ? "down" : "up", drv.last_cm);
+    CHECK(passes(g, DRONE_UP, 5, err, sizeof err) && drv.last_dir == DRONE_UP && drv.last_cm == 10,
+          "altitude band: below min_z a climb by 5 is clamped into the band (up 10 to 50): "
+          "sent %d: %s",
+          drv.last_cm, err);
+    g->ops->destroy(g);
+}
+
 /* ---- longest move ------------------------------------------------------------ */
 
 static void test_longest_move_edges(void)
@@ -296,7 +350,9 @@ int main(void)
 {
     test_geofence_is_centred_on_home();
     test_geofence_at_an_oblique_heading();
+    test_geofence_directions_follow_the_heading();
     test_outside_the_fence_only_back_toward_home();
+    test_outside_the_band_no_move_away_from_it();
     test_altitude_band_edges();
     test_longest_move_edges();
     test_battery_reserve_edges();

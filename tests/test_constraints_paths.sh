@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: constraints safety
 # No path from a plan or script reaches the driver without the constraint
 # check (SPEC §10): a MiniSpec plan, a built-in high-level skill, a user Lua
 # skill, a user MiniSpec skill, and `aloft lua` (also through pcall and

@@ -1,4 +1,5 @@
-/* runner_run's outcome and report for each way a plan can end. */
+/* runner_run's outcome and report for each way a plan can end.
+ * labels: mission safety */
 #include "mission/runner.h"
 
 #include <stdio.h>

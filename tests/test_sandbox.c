@@ -1,5 +1,6 @@
 /* The sandbox API: cancellation from another thread, poisoning, usage
- * figures, text-only chunks, per-chunk globals, limit errors by identity. */
+ * figures, text-only chunks, per-chunk globals, limit errors by identity.
+ * labels: sandbox safety */
 #include "sandbox/sandbox.h"
 
 #include <lauxlib.h>

@@ -1,6 +1,7 @@
 /* Every built-in skill's semantics against the simulator, through the real
  * sandbox and skill dispatch (Lua scripts; MiniSpec plans are covered by
- * test_run.sh and test_benchmark_suite.sh). */
+ * test_run.sh and test_benchmark_suite.sh).
+ * labels: constraints */
 #include "drone/constraints.h"
 #include "mission/runner.h"
 #include "skills/registry.h"
