@@ -4,6 +4,7 @@
 #   make test    release + ASan/UBSan builds, every test, a short fuzz run
 #   make bench   benchmarks (tests/bench), results in build/bench.json
 #   make fuzz    long fuzzing run (FUZZ_SECONDS, default 600)
+#   make coverage  gcov/lcov report in build-cov/coverage/ (safety files >= 95 % branches)
 #   make mutate  every mutant of tests/mutants.json against its tests
 #                (make test runs a sample of MUTATE_SAMPLE, seeded by the commit)
 
@@ -13,7 +14,7 @@ FUZZ_SHORT_SECONDS ?= 60
 MUTATE_SAMPLE ?= 8
 MUTATE_SEED ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo 1)
 
-.PHONY: all build demo test bench fuzz mutate setup setup-test clean format
+.PHONY: all build demo test bench fuzz mutate coverage setup setup-test clean format
 
 all: build
 
@@ -46,6 +47,9 @@ test: setup-test build build-asan
 
 bench: build
 	scripts/bench.sh
+
+coverage: setup-test
+	scripts/coverage.sh
 
 mutate: setup-test
 	scripts/mutate.py
