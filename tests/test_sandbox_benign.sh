@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: sandbox
 # Benign scripts print exactly what plain Lua 5.4 prints: the sandbox takes
 # away reach, not behaviour (string formatting, tables, maths, closures,
 # coroutines, metatables, string methods).
