@@ -69,6 +69,13 @@ static const key_spec noise_keys[] = {
     {NULL, 0, 0, 0, 0},
 };
 
+static const key_spec wind_keys[] = {
+    NUM("speed", 0, 10000, wind.speed),
+    NUM("heading", -BIG, BIG, wind.heading),
+    NUM("gust", 0, 10000, wind.gust),
+    {NULL, 0, 0, 0, 0},
+};
+
 void scene_defaults(scene *s)
 {
     memset(s, 0, sizeof *s);
@@ -238,13 +245,15 @@ int scene_parse(scene *s, const char *json, size_t len, char *err, size_t errlen
     } sections[] = {{"drone", drone_keys},
                     {"camera", camera_keys},
                     {"limits", limits_keys},
-                    {"noise", noise_keys}};
+                    {"noise", noise_keys},
+                    {"wind", wind_keys}};
     bool have_objects = false;
     for (const cJSON *it = root->child; it; it = it->next) {
         size_t k = 0;
-        while (k < 4 && strcmp(sections[k].name, it->string) != 0)
+        size_t nsec = sizeof sections / sizeof sections[0];
+        while (k < nsec && strcmp(sections[k].name, it->string) != 0)
             k++;
-        if (k < 4) {
+        if (k < nsec) {
             if (parse_section(s, it, sections[k].name, sections[k].table, err, errlen)) goto done;
         } else if (strcmp(it->string, "objects") == 0) {
             have_objects = true;
@@ -263,7 +272,7 @@ int scene_parse(scene *s, const char *json, size_t len, char *err, size_t errlen
             s->nobjects = n;
         } else if (strcmp(it->string, "description") != 0 && strcmp(it->string, "_comment") != 0) {
             errmsg_set(err, errlen,
-                       "%s: unknown key (known: drone, camera, limits, noise, objects)",
+                       "%s: unknown key (known: drone, camera, limits, noise, wind, objects)",
                        it->string);
             goto done;
         }

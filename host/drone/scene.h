@@ -46,6 +46,12 @@ typedef struct scene_limits {
     int battery_reserve; /* percent: no motion at or below it */
 } scene_limits;
 
+/* Wind (SPEC §3): blows toward the compass HEADING at SPEED cm/s, plus a
+ * gust of standard deviation GUST cm/s drawn anew every simulated second. */
+typedef struct scene_wind {
+    double speed, heading, gust;
+} scene_wind;
+
 typedef struct scene {
     drone_pose start;
     double speed, yaw_rate; /* cm/s, deg/s */
@@ -54,6 +60,7 @@ typedef struct scene {
     scene_limits limits;
     double noise_position_cm;
     double noise_miss_rate;
+    scene_wind wind;
     int nobjects;
     scene_object objects[SCENE_MAX_OBJECTS];
 } scene;

@@ -45,9 +45,55 @@ double sim_wrap_yaw(double yaw)
     return yaw;
 }
 
-/* Advances the clock and the battery by SIM_MS of flight. */
+/*
+ * Wind (SPEC §3). The gust of simulated second K is drawn from a hash of the
+ * seed and K, not from the camera's random stream, so the wind a drone meets
+ * depends only on the scene, the seed and the simulated time: not on the
+ * time scale, on how finely a motion is animated, or on what the camera saw.
+ */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The gust of simulated second K: two independent normal draws (Box-Muller). */
+static void gust_of_second(const sim *s, int64_t k, double *gx, double *gy)
+{
+    uint64_t h1 = mix64(s->opts.seed ^ mix64((uint64_t)k * 2 + 0x5851f42d4c957f2dull));
+    uint64_t h2 = mix64(h1 ^ 0xda3e39cb94b95bdbull);
+    double u1 = ((h1 >> 11) + 1) * (1.0 / 9007199254740993.0); /* (0, 1] */
+    double u2 = (h2 >> 11) * (1.0 / 9007199254740992.0);
+    double r = sqrt(-2 * log(u1)) * s->scene.wind.gust;
+    *gx = r * cos(2 * M_PI * u2);
+    *gy = r * sin(2 * M_PI * u2);
+}
+
+/* Adds to the drift what the wind does between simulated times T0 and T1
+ * (ms), piece by piece across the seconds whose gusts differ. */
+static void blow(sim *s, double t0, double t1)
+{
+    const scene_wind *w = &s->scene.wind;
+    if (w->speed <= 0 && w->gust <= 0) return;
+    double rad = w->heading * M_PI / 180;
+    double vx = w->speed * sin(rad), vy = w->speed * cos(rad); /* cm/s */
+    while (t0 < t1) {
+        int64_t k = (int64_t)floor(t0 / 1000);
+        double end = fmin(t1, (double)(k + 1) * 1000), dt = (end - t0) / 1000;
+        double gx = 0, gy = 0;
+        if (w->gust > 0) gust_of_second(s, k, &gx, &gy);
+        s->drift_x += (vx + gx) * dt;
+        s->drift_y += (vy + gy) * dt;
+        t0 = end;
+    }
+}
+
+/* Advances the clock, the battery and the wind by SIM_MS of flight. */
 static void advance(sim *s, double sim_ms)
 {
+    if (s->state.flying) blow(s, s->clock_ms, s->clock_ms + sim_ms);
     s->clock_ms += sim_ms;
     if (s->state.flying) {
         s->battery -= SIM_DRAIN_PER_S * sim_ms / 1000;
@@ -57,16 +103,28 @@ static void advance(sim *s, double sim_ms)
     s->state.battery = (int)ceil(s->battery);
 }
 
-/* Runs a motion that takes DURATION simulated ms, calling STEP with the
- * fraction done (0..1] as real time passes. Returns 0 when finished, -1 when
- * aborted (the motion stays where it got to). */
-static int animate(sim *s, double duration, void (*step)(sim *, double), char *err, size_t errlen)
+/* A motion interpolates between s->from and s->to; the wind adds its drift. */
+static void step_pose(sim *s, double frac)
+{
+    drone_pose *p = &s->state.pose;
+    p->x = s->from.x + (s->to.x - s->from.x) * frac + s->drift_x;
+    p->y = s->from.y + (s->to.y - s->from.y) * frac + s->drift_y;
+    p->z = s->from.z + (s->to.z - s->from.z) * frac;
+    p->yaw = sim_wrap_yaw(s->from.yaw + (s->to.yaw - s->from.yaw) * frac);
+    s->state.tof_cm = s->state.baro_cm = p->z;
+}
+
+/* Runs the motion from s->from to s->to, which takes DURATION simulated ms,
+ * moving the pose as real time passes (the wind's drift included). Returns 0
+ * when finished, -1 when aborted (the motion stays where it got to). */
+static int animate(sim *s, double duration, char *err, size_t errlen)
 {
     drone *d = &s->drone;
+    s->drift_x = s->drift_y = 0;
     if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
     if (s->opts.time_scale <= 0 || duration <= 0) {
-        step(s, 1);
         advance(s, duration);
+        step_pose(s, 1);
         if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
         return 0;
     }
@@ -74,25 +132,14 @@ static int animate(sim *s, double duration, void (*step)(sim *, double), char *e
     for (;;) {
         double elapsed = wall_ms() - start;
         double frac = elapsed >= real_total ? 1 : elapsed / real_total;
-        step(s, frac);
         advance(s, (frac - done) * duration);
+        step_pose(s, frac);
         done = frac;
         if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
         if (frac >= 1) return 0;
         if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
         sleep_ms(fmin(SIM_POLL_MS, real_total - elapsed));
     }
-}
-
-/* Motion steps interpolate between s->from and s->to. */
-static void step_pose(sim *s, double frac)
-{
-    drone_pose *p = &s->state.pose;
-    p->x = s->from.x + (s->to.x - s->from.x) * frac;
-    p->y = s->from.y + (s->to.y - s->from.y) * frac;
-    p->z = s->from.z + (s->to.z - s->from.z) * frac;
-    p->yaw = sim_wrap_yaw(s->from.yaw + (s->to.yaw - s->from.yaw) * frac);
-    s->state.tof_cm = s->state.baro_cm = p->z;
 }
 
 /* Where along the segment A->B (0..1) it first enters box O grown by R, or
@@ -152,7 +199,7 @@ static int sim_land(drone *d, char *err, size_t errlen)
     if (!s->state.flying) return 0;
     s->from = s->to = s->state.pose;
     s->to.z = 0;
-    int rc = animate(s, s->from.z / s->scene.speed * 1000, step_pose, err, errlen);
+    int rc = animate(s, s->from.z / s->scene.speed * 1000, err, errlen);
     if (rc == 0) s->state.flying = false;
     return rc;
 }
@@ -191,7 +238,7 @@ static int sim_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
             return errmsg_set(err, errlen, "obstacle: moving %s %d cm would hit %s after %.0f cm",
                               dir_name(dir), cm, o->id, t * cm);
     }
-    return animate(s, cm / s->scene.speed * 1000, step_pose, err, errlen);
+    return animate(s, cm / s->scene.speed * 1000, err, errlen);
 }
 
 static int sim_turn(drone *d, int degrees, char *err, size_t errlen)
@@ -200,18 +247,16 @@ static int sim_turn(drone *d, int degrees, char *err, size_t errlen)
     if (!s->state.flying) return errmsg_set(err, errlen, "not flying (take off first)");
     s->from = s->to = s->state.pose;
     s->to.yaw = s->from.yaw + degrees;
-    return animate(s, fabs((double)degrees) / s->scene.yaw_rate * 1000, step_pose, err, errlen);
+    return animate(s, fabs((double)degrees) / s->scene.yaw_rate * 1000, err, errlen);
 }
 
-static void step_none(sim *s, double frac)
-{
-    (void)s, (void)frac;
-}
-
+/* Hovering in place: only the wind moves the drone. */
 static int sim_wait(drone *d, int ms, char *err, size_t errlen)
 {
+    sim *s = d->impl;
     if (ms < 0) return errmsg_set(err, errlen, "negative delay %d ms", ms);
-    return animate(d->impl, ms, step_none, err, errlen);
+    s->from = s->to = s->state.pose;
+    return animate(s, ms, err, errlen);
 }
 
 static int sim_hover(drone *d)

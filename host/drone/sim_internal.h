@@ -9,11 +9,12 @@ typedef struct sim {
     scene scene;
     sim_options opts;
     drone_state state;
-    double battery;      /* exact, state.battery is its ceiling */
-    double clock_ms;     /* simulated time */
-    drone_pose from, to; /* the motion in progress */
-    uint64_t rng;        /* xorshift64* state */
-    int pictures;        /* pictures taken, for file names */
+    double battery;          /* exact, state.battery is its ceiling */
+    double clock_ms;         /* simulated time */
+    drone_pose from, to;     /* the motion in progress */
+    double drift_x, drift_y; /* where the wind has carried it since the motion began */
+    uint64_t rng;            /* xorshift64* state */
+    int pictures;            /* pictures taken, for file names */
 } sim;
 
 double sim_wrap_yaw(double yaw);
