@@ -416,7 +416,10 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
         fail(a, LLM_E_NETWORK, "cannot create a curl handle");
         return;
     }
-    long remaining = (long)(deadline - now_ms());
+    /* libcurl's own timeouts are a backstop a little beyond the deadline:
+     * run_transfer ends the transfer at the deadline itself, so a call cut
+     * by the time limit always says so. */
+    long remaining = (long)(deadline - now_ms()) + 2 * POLL_MS;
     if (remaining < 1) remaining = 1;
     long connect_ms = a->cfg->connect_timeout_ms;
     if (connect_ms <= 0 || connect_ms > remaining) connect_ms = remaining;
