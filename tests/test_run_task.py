@@ -154,6 +154,48 @@ with tempfile.TemporaryDirectory() as tmp:
     except ValueError:
         check(False, "Ctrl-C: no JSON: %r %r" % (out, err))
 
+    # A reply cut short by the server (max_tokens) is a failed try, in the
+    # report and in the store; its pending last statement (tc,45 cut to
+    # tc,4) never runs; the retry flies. Cut every time: exit 1.
+    db = os.path.join(tmp, "cut.db")
+    cut = {"content": "tc(10); tc(20); tc,45; tc(30)", "fault": "length", "truncate_after": 5}
+    for name, script, code in (("then a good retry", [cut, {"content": "tc(77)"}], 0),
+                               ("every time", [dict(cut, times=5)], 1)):
+        fake = Fake(tmp, script)
+        r = run(["--scene", scene, "--task", "Turn.", "--llm-url", fake.url, "--model", "fake",
+                 "--json", "--db", db, "--max-tries", "2"])
+        reqs = fake.requests()
+        fake.stop()
+        check(r.returncode == code, "cut %s: exit %d %s" % (name, r.returncode, r.stderr))
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            check(False, "cut %s: no JSON: %r" % (name, r.stdout))
+            continue
+        turns = [c["args"][0] for c in doc["calls"] if c["skill"] == "turn_cw"]
+        check(4 not in turns and turns[:2] == [10, 20], "cut %s: turns %s" % (name, turns))
+        check(doc["tries"] == 2, "cut %s: tries %s" % (name, doc["tries"]))
+        retry = [m for m in reqs[1]["body"]["messages"] if m["role"] == "user"][0]["content"]
+        check("cut short" in retry and '"length"' in retry, "cut %s: retry prompt %r" % (name, retry))
+        if code == 0:
+            check(doc["ok"] is True and turns == [10, 20, 77], "cut %s: %s" % (name, r.stdout))
+        else:
+            check(doc["ok"] is False and "cut short" in doc["error"] and "2 tries" in doc["error"],
+                  "cut %s: error %r" % (name, doc["error"]))
+        lg = subprocess.run([ALOFT, "log", "--db", db, "--json", str(doc.get("mission_id"))],
+                            capture_output=True, text=True, timeout=60)
+        try:
+            rec = json.loads(lg.stdout)
+            plans = [e for e in rec["events"] if e["kind"] == "plan"]
+            check(plans and plans[0]["ok"] is False and "cut short" in plans[0]["diagnostics"],
+                  "cut %s: recorded plans %s" % (name, plans))
+            check("length" in (rec["llm_calls"][0].get("error") or ""),
+                  "cut %s: recorded LLM call %s" % (name, rec["llm_calls"][0]))
+            check(rec["mission"]["status"] == ("ok" if code == 0 else "failed"),
+                  "cut %s: recorded status %s" % (name, rec["mission"]["status"]))
+        except (ValueError, KeyError, IndexError) as e:
+            check(False, "cut %s: log %r %r (%s)" % (name, lg.stdout[:300], lg.stderr, e))
+
     # --timeout-ms covers the whole mission, LLM waits included (SPEC §7): a
     # server trickling a long statement (2 tokens/s, nearly a minute of it,
     # so that no statement completes and runs in the sandbox meanwhile) or

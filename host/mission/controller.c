@@ -12,6 +12,7 @@
 #include "vision/objects.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -161,8 +162,10 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
         snprintf(res->error, sizeof res->error, "no time left to ask the LLM");
         return -1;
     }
-    /* Rounded up: when the call times out, the mission's time is up too. */
-    llm_request req = {msgs, n, on_delta, m, m->o->cancel, (long)ceil(left)};
+    /* Rounded up: when the call times out, the mission's time is up too.
+     * Clamped: --timeout-ms may be up to 2^64 ms, beyond a long. */
+    long budget = left < (double)(LONG_MAX / 2) ? (long)ceil(left) : LONG_MAX / 2;
+    llm_request req = {msgs, n, on_delta, m, m->o->cancel, budget};
     int rc = m->o->llm.complete(m->o->llm.ud, kind, stream, &req, res);
     m->llm_calls++;
     m->plan_ms += res->latency_ms;
