@@ -31,7 +31,14 @@ exhausted". A RESPONSE is an object:
                     but without finish_reason or [DONE]
     "malformed"     send broken JSON (in a stream: after truncate_after tokens)
     "stream_error"  stream truncate_after tokens then an error object
-  retry_after    seconds for the 429 Retry-After header
+    "length" / "content_filter"  the server cuts the reply: only the first
+                    truncate_after tokens, then a normal end with that
+                    finish_reason (streamed: usage and [DONE] follow)
+    "no_finish"     stream truncate_after tokens, then usage and [DONE] but
+                    never a finish_reason
+    "big"           stream a body of exactly big_bytes bytes: SSE comment
+                    lines pad the normal reply (content, finish, usage, [DONE])
+  retry_after    the 429 Retry-After header's value, sent as given (default 1)
 
 Every request is appended to the log as one JSON line:
   {"n": index, "t": unix time, "path": ..., "auth": Authorization header or
@@ -144,6 +151,10 @@ class Handler(BaseHTTPRequestHandler):
             delay += float(resp.get("stall_seconds", 30))
         if delay:
             time.sleep(delay)
+        finish = "stop"
+        if fault in ("length", "content_filter"):
+            finish = fault
+            content = "".join(split_tokens(content)[:int(resp.get("truncate_after", 2))])
         if fault in ("truncate", "truncate_clean"):
             data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
             self.send_response(200)
@@ -167,7 +178,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, {
             "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
+                         "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": ntok,
                       "total_tokens": prompt_tokens + ntok}})
 
@@ -187,7 +198,37 @@ class Handler(BaseHTTPRequestHandler):
         return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake",
                 "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
 
+    def big(self, resp, body, prompt_tokens):
+        """A body of exactly big_bytes bytes: comment lines, then the reply."""
+        tokens = split_tokens(resp.get("content", ""))
+        tail = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in
+                        [self.delta(content="", role="assistant")] +
+                        [self.delta(content=t) for t in tokens] + [self.delta(finish="stop")])
+        tail += b"data: [DONE]\n\n"
+        pad = int(resp["big_bytes"]) - len(tail)
+        line = b":" + b"x" * 65534 + b"\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            while pad >= len(line):
+                self.chunk(line * min(pad // len(line), 8))
+                pad -= len(line) * min(pad // len(line), 8)
+            if pad >= 2:
+                self.chunk(b":" + b"x" * (pad - 2) + b"\n")
+            elif pad == 1:
+                self.chunk(b"\n")  # a blank line: no event
+            self.chunk(tail)
+            self.chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # refused: the client hung up
+
     def stream(self, resp, fault, body, prompt_tokens):
+        if fault == "big":
+            self.big(resp, body, prompt_tokens)
+            return
         tokens = split_tokens(resp.get("content", ""))
         rate = resp.get("token_rate", self.server.script.default_rate)
         gap = 1.0 / rate if rate else 0.0
@@ -203,8 +244,10 @@ class Handler(BaseHTTPRequestHandler):
             self.event(self.delta(content="", role="assistant"))
             if resp.get("first_token_ms"):
                 time.sleep(resp["first_token_ms"] / 1000.0)
+            cutting = ("truncate", "truncate_clean", "malformed", "stream_error", "length",
+                       "content_filter", "no_finish")
             for i, tok in enumerate(tokens):
-                if fault in ("truncate", "truncate_clean", "malformed", "stream_error") and i == cut:
+                if fault in cutting and i == cut:
                     break
                 if fault == "stall" and i == stall_at:
                     time.sleep(float(resp.get("stall_seconds", 30)))
@@ -226,7 +269,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.event({"error": {"message": "model overloaded (injected)"}})
                 self.chunk(b"")
                 return
-            self.event(self.delta(finish="stop"))
+            if fault != "no_finish":
+                self.event(self.delta(finish=fault if fault in cutting else "stop"))
             if (body.get("stream_options") or {}).get("include_usage"):
                 self.event({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
                             "choices": [], "usage": {

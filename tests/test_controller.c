@@ -369,15 +369,7 @@ static void test_llm_faults(void)
     CHECK(!ok_of(&r) && strstr(error_of(&r), "auth") && cJSON_GetArraySize(r.requests) == 1);
     result_free(&r);
 
-    /* truncated: what completed ran, then the mission fails */
-    su = (setup){.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30)\","
-                           "\"fault\":\"truncate\",\"truncate_after\":3}]}"};
-    r = fly(&su);
     char calls[512];
-    calls_of(&r, calls, sizeof calls);
-    CHECK(!ok_of(&r) && strstr(error_of(&r), "truncated"));
-    CHECK(strcmp(calls, "turn_cw[10]->true ") == 0);
-    result_free(&r);
 
     /* stalled: the idle timeout ends it */
     su = (setup){.script = "{\"responses\":[{\"content\":\"tc(10);tc(20);tc(30)\","
@@ -397,6 +389,96 @@ static void test_llm_faults(void)
     CHECK(strstr(error_of(&r), "no MiniSpec plan"));
     CHECK(strstr(user_msg(&r, 1), "no MiniSpec plan"));
     result_free(&r);
+}
+
+/* A reply the server cut short (SPEC §7): the statements the text proved
+ * complete ran, the pending last one never runs (`tc,45` cut to `tc,4`
+ * looks like a whole statement at the end of the input), the try fails with
+ * the reason, the retry prompt carries it, and a good retry flies. */
+typedef struct cut_case {
+    const char *fault;
+    int after;          /* tokens sent before the cut */
+    const char *reason; /* in the retry prompt */
+} cut_case;
+
+/* split_tokens in fake_llm.py: "tc(1" "0);" " tc(2" "0);" " tc,4" "5;" " tc(3" "0)".
+ * After 5 tokens the reply ends in the middle of tc,45; after 6 it ends
+ * between statements. */
+#define CUT_PLAN "tc(10); tc(20); tc,45; tc(30)"
+
+static void test_cut_replies(void)
+{
+    static const cut_case cases[] = {
+        {"length", 5, "finish_reason \"length\""},
+        {"content_filter", 5, "finish_reason \"content_filter\""},
+        {"no_finish", 5, "[DONE] came without one"},
+        {"truncate_clean", 5, "without a finish_reason"},
+        {"truncate", 5, "broke off"},
+        {"length", 6, "finish_reason \"length\""},
+        {"content_filter", 6, "finish_reason \"content_filter\""},
+        {"no_finish", 6, "[DONE] came without one"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const cut_case *c = &cases[i];
+        bool between = c->after == 6;
+        char script[512];
+        snprintf(script, sizeof script,
+                 "{\"responses\":[{\"content\":\"" CUT_PLAN "\",\"fault\":\"%s\","
+                 "\"truncate_after\":%d},{\"content\":\"tc(77)\"}]}",
+                 c->fault, c->after);
+        setup su = {.script = script};
+        result r = fly(&su);
+        char calls[512];
+        calls_of(&r, calls, sizeof calls);
+        const char *retry = user_msg(&r, 1);
+        CHECK(strcmp(calls, between
+                                ? "turn_cw[10]->true turn_cw[20]->true turn_cw[45]->true "
+                                  "turn_cw[77]->true "
+                                : "turn_cw[10]->true turn_cw[20]->true turn_cw[77]->true ") == 0,
+              "%s after %d: calls %s", c->fault, c->after, calls);
+        CHECK(ok_of(&r) && num(&r, "tries") == 2 && num(&r, "llm_calls") == 2,
+              "%s: ok %d tries %d error %s", c->fault, ok_of(&r), num(&r, "tries"), error_of(&r));
+        CHECK(strstr(retry, "cut short") && strstr(retry, c->reason) &&
+                  strstr(retry, "did not run"),
+              "%s: the retry prompt lacks the reason: %s", c->fault, retry);
+        /* what already ran, so that the retry carries on from there */
+        CHECK(strstr(retry, between ? "tc(10)\ntc(20)\ntc,45\n" : "tc(10)\ntc(20)\n"), "%s: %s",
+              c->fault, retry);
+        const char *plan0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r.doc, "plans"), 0)->valuestring;
+        CHECK(strncmp(plan0, "tc(10); tc(20);", 15) == 0, "%s: plan %s", c->fault, plan0);
+        result_free(&r);
+    }
+
+    /* Batch: the cut plan is not whole, so none of it runs. */
+    char script[512];
+    snprintf(script, sizeof script,
+             "{\"responses\":[{\"content\":\"" CUT_PLAN "\",\"fault\":\"length\","
+             "\"truncate_after\":5},{\"content\":\"tc(77)\"}]}");
+    setup su = {.script = script, .batch = true};
+    result r = fly(&su);
+    char calls[512];
+    calls_of(&r, calls, sizeof calls);
+    CHECK(strcmp(calls, "turn_cw[77]->true ") == 0, "batch: calls %s", calls);
+    CHECK(ok_of(&r) && num(&r, "tries") == 2, "batch: %s", error_of(&r));
+    CHECK(strstr(user_msg(&r, 1), "finish_reason \"length\"") &&
+              strstr(user_msg(&r, 1), "tc(10); tc(20); tc,4"),
+          "batch retry prompt: %s", user_msg(&r, 1));
+    result_free(&r);
+
+    /* Cut every time: no success, the mission fails after max_tries. */
+    snprintf(script, sizeof script,
+             "{\"responses\":[{\"content\":\"" CUT_PLAN "\",\"fault\":\"length\","
+             "\"truncate_after\":5,\"times\":5}]}");
+    for (int batch = 0; batch < 2; batch++) {
+        su = (setup){.script = script, .batch = batch, .max_tries = 2};
+        r = fly(&su);
+        CHECK(!ok_of(&r) && num(&r, "tries") == 2 && strstr(error_of(&r), "cut short") &&
+                  strstr(error_of(&r), "length"),
+              "always cut (batch %d): ok %d error %s", batch, ok_of(&r), error_of(&r));
+        calls_of(&r, calls, sizeof calls);
+        CHECK(!strstr(calls, "turn_cw[4]"), "always cut (batch %d): %s", batch, calls);
+        result_free(&r);
+    }
 }
 
 static void cancel_at_statement(void *ud, int index, const char *text, size_t len, int depth)
@@ -491,6 +573,7 @@ int main(void)
     test_replans();
     test_syntax_error_mid_stream();
     test_llm_faults();
+    test_cut_replies();
     test_cancel();
     test_stream_equals_batch(src);
 

@@ -7,8 +7,13 @@
 #include "llm/llm.h"
 #include "llm/plan_text.h"
 #include "llm/prompt.h"
+#include "llm/retry_after.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,7 @@ typedef struct run {
     llm_result res;
     deltas d;
     atomic_bool cancel;
+    long budget_ms; /* the request's budget_ms */
 } run;
 
 static int start(run *r, const char *script)
@@ -85,7 +91,7 @@ static int start(run *r, const char *script)
 
 static void call(run *r)
 {
-    llm_request req = {msgs, 2, on_delta, &r->d, &r->cancel};
+    llm_request req = {msgs, 2, on_delta, &r->d, &r->cancel, r->budget_ms};
     llm_call(&r->cfg, &req, &r->res);
 }
 
@@ -399,6 +405,230 @@ static void test_cancel_flag_stops_a_call_in_flight(void)
     finish(&r);
 }
 
+/* The server ended the reply before its end (SPEC §7, §8): never a reply. */
+static void test_cut_replies_are_truncated(void)
+{
+    static const struct {
+        const char *fault;
+        int after;
+        const char *text, *finish, *says;
+    } cases[] = {
+        {"length", 3, "scan('apple'", "length", "finish_reason \"length\""},
+        {"content_filter", 3, "scan('apple'", "content_filter", "content_filter"},
+        {"no_finish", 3, "scan('apple'", "", "[DONE] came without one"},
+        /* nothing came: still not retried, the server ended it on purpose */
+        {"content_filter", 0, "", "content_filter", "content_filter"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run r;
+        char script[256];
+        snprintf(script, sizeof script,
+                 "[{\"content\":\"scan('apple');approach()\",\"fault\":\"%s\","
+                 "\"truncate_after\":%d},{\"content\":\"a\"}]",
+                 cases[i].fault, cases[i].after);
+        if (start(&r, script) < 0) return;
+        call(&r);
+        CHECK(r.res.status == LLM_E_TRUNCATED, "%s/%d: status %s: %s", cases[i].fault,
+              cases[i].after, llm_status_name(r.res.status), r.res.error);
+        CHECK(strstr(r.res.error, cases[i].says), "%s: unclear message: %s", cases[i].fault,
+              r.res.error);
+        CHECK(strcmp(r.res.text, cases[i].text) == 0 &&
+                  strcmp(r.res.finish_reason, cases[i].finish) == 0,
+              "%s: text [%s] finish [%s]", cases[i].fault, r.res.text, r.res.finish_reason);
+        CHECK(r.res.attempts == 1, "%s/%d: %d attempts", cases[i].fault, cases[i].after,
+              r.res.attempts);
+        finish(&r);
+    }
+
+    /* Not streamed: the cut text is kept for the caller to read but never
+     * handed to the delta callback as a reply. */
+    run r;
+    if (start(&r, "[{\"content\":\"scan('apple');approach()\",\"fault\":\"length\","
+                  "\"truncate_after\":3},{\"content\":\"a\"}]") < 0)
+        return;
+    r.cfg.stream = false;
+    call(&r);
+    CHECK(r.res.status == LLM_E_TRUNCATED && strstr(r.res.error, "\"length\""),
+          "batch: status %s: %s", llm_status_name(r.res.status), r.res.error);
+    CHECK(strcmp(r.res.text, "scan('apple'") == 0 && r.d.calls == 0 && r.res.attempts == 1,
+          "batch: text [%s], %d callbacks, %d attempts", r.res.text, r.d.calls, r.res.attempts);
+    finish(&r);
+}
+
+/* One 8 MiB cap for streams too: a body of exactly 8 MiB passes, one byte
+ * more is refused. */
+static void test_stream_size_cap(void)
+{
+    static const long sizes[] = {8L << 20, (8L << 20) + 1};
+    for (int i = 0; i < 2; i++) {
+        run r;
+        char script[256];
+        snprintf(script, sizeof script,
+                 "[{\"content\":\"tc(10)\",\"fault\":\"big\",\"big_bytes\":%ld}]", sizes[i]);
+        if (start(&r, script) < 0) return;
+        r.cfg.max_retries = 0;
+        call(&r);
+        if (i == 0)
+            CHECK(r.res.status == LLM_OK && strcmp(r.res.text, "tc(10)") == 0,
+                  "8 MiB: status %s: %s", llm_status_name(r.res.status), r.res.error);
+        else
+            CHECK(r.res.status == LLM_E_PROTOCOL && strstr(r.res.error, "larger than 8 MiB"),
+                  "8 MiB + 1: status %s: %s", llm_status_name(r.res.status), r.res.error);
+        finish(&r);
+    }
+}
+
+static void test_retry_after_is_read_without_overflow(void)
+{
+    static const struct {
+        const char *v;
+        long ms;
+    } cases[] = {
+        {"0", 0},
+        {"1", 1000},
+        {" 2 \r\n", 2000},
+        {"86399", 86399000L},
+        {"86400", LLM_RETRY_AFTER_CAP_MS},
+        {"9223372036854775807", LLM_RETRY_AFTER_CAP_MS},  /* 2^63 - 1 */
+        {"9223372036854775808", LLM_RETRY_AFTER_CAP_MS},  /* 2^63 */
+        {"18446744073709551616", LLM_RETRY_AFTER_CAP_MS}, /* 2^64 */
+        {"0000000000000000000000000000000000000000000000000000000000000000000000000003", 3000},
+        {"99999999999999999999999999999999999999999999999999999999999999999999999999999",
+         LLM_RETRY_AFTER_CAP_MS},
+        {"-1", -1},
+        {"+5", -1},
+        {"1.5", -1},
+        {"5s", -1},
+        {"garbage", -1},
+        {"", -1},
+        {"   ", -1},
+        /* the date form, against NOW = Sun, 06 Nov 1994 08:49:37 GMT */
+        {"Sun, 06 Nov 1994 08:49:47 GMT", 10000},
+        {"Sun, 06 Nov 1994 08:00:00 GMT", 0},
+        {"Fri, 31 Dec 9999 23:59:59 GMT", LLM_RETRY_AFTER_CAP_MS},
+        {"Sun, 06 Nov 1994 08:49:47 GMT and a very long tail after the date ...", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long ms = llm_retry_after_ms(cases[i].v, strlen(cases[i].v), (time_t)784111777);
+        CHECK(ms == cases[i].ms, "Retry-After [%s]: %ld ms, expected %ld", cases[i].v, ms,
+              cases[i].ms);
+    }
+
+    /* From a real 429: a huge value is refused at once, never waited for
+     * (nor wrapped into a short or negative wait); an unreadable one falls
+     * back to the backoff (20 ms here). */
+    static const char *const huge[] = {"9223372036854775808", "18446744073709551616",
+                                       "99999999999999999999999999999"};
+    for (int i = 0; i < 3; i++) {
+        run r;
+        char script[256];
+        snprintf(script, sizeof script,
+                 "[{\"fault\":\"429\",\"retry_after\":\"%s\"},{\"content\":\"a\"}]", huge[i]);
+        if (start(&r, script) < 0) return;
+        call(&r);
+        CHECK(r.res.status == LLM_E_RATE && r.res.attempts == 1 &&
+                  strstr(r.res.error, "longer than allowed"),
+              "Retry-After %s: status %s, %d attempts: %s", huge[i], llm_status_name(r.res.status),
+              r.res.attempts, r.res.error);
+        finish(&r);
+    }
+    static const char *const unreadable[] = {"-1", "garbage", "1e9"};
+    for (int i = 0; i < 3; i++) {
+        run r;
+        char script[256];
+        snprintf(script, sizeof script,
+                 "[{\"fault\":\"429\",\"retry_after\":\"%s\"},{\"content\":\"a\"}]", unreadable[i]);
+        if (start(&r, script) < 0) return;
+        call(&r);
+        /* generous: a fallback to the 20 ms backoff, not a wait of seconds */
+        CHECK(r.res.status == LLM_OK && r.res.attempts == 2 && r.res.latency_ms < 5000,
+              "Retry-After %s: status %s, %d attempts, %.0f ms: %s", unreadable[i],
+              llm_status_name(r.res.status), r.res.attempts, r.res.latency_ms, r.res.error);
+        finish(&r);
+    }
+}
+
+/* The caller's budget (the mission's remaining time) bounds the whole call:
+ * a trickling stream, a Retry-After and a backoff that would outlast it. */
+static void test_budget_bounds_the_call(void)
+{
+    run r;
+    /* 300 tokens at 5 tokens/s: a minute of trickle, never idle */
+    char script[4096] = "[{\"token_rate\":5,\"content\":\"";
+    for (int i = 0; i < 150; i++)
+        strcat(script, "tc(9);");
+    strcat(script, "\"}]");
+    if (start(&r, script) < 0) return;
+    r.budget_ms = 1000;
+    call(&r);
+    CHECK(r.res.status == LLM_E_TIMEOUT && strstr(r.res.error, "1000 ms") &&
+              strstr(r.res.error, "time left"),
+          "trickle: status %s: %s", llm_status_name(r.res.status), r.res.error);
+    /* 1 s budget; up to 2 s more for a loaded test machine */
+    CHECK(r.res.latency_ms >= 950 && r.res.latency_ms < 3000, "trickle: ended after %.0f ms",
+          r.res.latency_ms);
+    CHECK(r.d.calls > 0, "the trickle did arrive");
+    finish(&r);
+
+    if (start(&r, "[{\"fault\":\"429\",\"retry_after\":5},{\"content\":\"a\"}]") < 0) return;
+    r.budget_ms = 1500;
+    call(&r);
+    CHECK(r.res.status == LLM_E_RATE && strstr(r.res.error, "no time left") &&
+              r.res.latency_ms < 1500,
+          "Retry-After beyond the budget: status %s after %.0f ms: %s",
+          llm_status_name(r.res.status), r.res.latency_ms, r.res.error);
+    finish(&r);
+
+    if (start(&r, "[{\"fault\":\"503\",\"times\":10}]") < 0) return;
+    r.cfg.backoff_ms = 10000;
+    r.budget_ms = 1500;
+    call(&r);
+    CHECK(r.res.status == LLM_E_SERVER && r.res.attempts == 1 && r.res.latency_ms < 1500,
+          "backoff beyond the budget: status %s, %d attempts after %.0f ms",
+          llm_status_name(r.res.status), r.res.attempts, r.res.latency_ms);
+    finish(&r);
+}
+
+/* Cancel while the TCP connection is still being set up: a listener whose
+ * accept queue is full leaves further SYNs unanswered. */
+static void test_cancel_while_connecting(void)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 0) ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl)) {
+        CHECK(0, "listener");
+        return;
+    }
+    int fill[4];
+    for (int i = 0; i < 4; i++) { /* fill the accept queue */
+        fill[i] = socket(AF_INET, SOCK_STREAM, 0);
+        fcntl(fill[i], F_SETFL, O_NONBLOCK);
+        connect(fill[i], (struct sockaddr *)&sa, sizeof sa);
+    }
+    struct timespec settle = {0, 200 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+    run r;
+    memset(&r, 0, sizeof r);
+    llm_config_defaults(&r.cfg);
+    snprintf(r.cfg.base_url, sizeof r.cfg.base_url, "http://127.0.0.1:%d/v1", ntohs(sa.sin_port));
+    snprintf(r.cfg.model, sizeof r.cfg.model, "m");
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_later, &r.cancel); /* after 300 ms */
+    call(&r);
+    pthread_join(th, NULL);
+    CHECK(r.res.status == LLM_E_CANCELLED && r.res.http_status == 0,
+          "connecting: status %s http %d: %s", llm_status_name(r.res.status), r.res.http_status,
+          r.res.error);
+    /* cancelled after 300 ms; the SPEC's 1 s, with slack for a loaded machine */
+    CHECK(r.res.latency_ms < 2000, "cancel while connecting took %.0f ms", r.res.latency_ms);
+    llm_result_free(&r.res);
+    for (int i = 0; i < 4; i++)
+        close(fill[i]);
+    close(lfd);
+}
+
 static void test_unreachable_server_is_a_network_error(void)
 {
     run r;
@@ -419,7 +649,7 @@ static void test_bad_config_fails_before_any_request(void)
     llm_result res;
     llm_config_defaults(&c);
     c.model[0] = '\0';
-    llm_request req = {msgs, 2, NULL, NULL, NULL};
+    llm_request req = {msgs, 2, NULL, NULL, NULL, 0};
     CHECK(llm_call(&c, &req, &res) == -1 && res.status == LLM_E_CONFIG &&
               strstr(res.error, "model"),
           "no model: %s", res.error);
@@ -467,7 +697,7 @@ static void test_retry_prompt_reaches_the_server_with_diagnostics(void)
                            &pm, err, sizeof err) == 0,
           "retry prompt: %s", err);
     llm_message m[2];
-    llm_request req = {m, prompt_msgs_to_llm(&pm, m), NULL, NULL, NULL};
+    llm_request req = {m, prompt_msgs_to_llm(&pm, m), NULL, NULL, NULL, 0};
     llm_call(&r.cfg, &req, &r.res);
     CHECK(r.res.status == LLM_OK, "status %s: %s", llm_status_name(r.res.status), r.res.error);
     cJSON *reqs = fake_llm_requests(&r.f);
@@ -506,6 +736,11 @@ int main(void)
     test_cancel_flag_stops_a_call_in_flight();
     test_unreachable_server_is_a_network_error();
     test_retry_prompt_reaches_the_server_with_diagnostics();
+    test_cut_replies_are_truncated();
+    test_stream_size_cap();
+    test_retry_after_is_read_without_overflow();
+    test_budget_bounds_the_call();
+    test_cancel_while_connecting();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

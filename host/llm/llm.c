@@ -9,6 +9,7 @@
  * (streams) or collects the JSON body (non-streaming replies and errors).
  */
 #include "llm/llm.h"
+#include "llm/retry_after.h"
 #include "llm/sse.h"
 #include "textbuf.h"
 
@@ -21,6 +22,13 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+/* What bounds a call in time: the configured total or the caller's budget. */
+typedef struct call_limit {
+    double deadline; /* now_ms() clock */
+    long ms;
+    bool budget; /* the caller's budget_ms is the tighter one */
+} call_limit;
 
 #define POLL_MS 50
 #define BODY_MAX (8u * 1024u * 1024u)
@@ -76,7 +84,8 @@ typedef struct attempt {
     const llm_request *req;
     CURL *h;
     double t_call; /* start of the whole call */
-    double *ttft;  /* where the first content time goes (shared by attempts) */
+    const call_limit *limit;
+    double *ttft; /* where the first content time goes (shared by attempts) */
     double last_rx;
 
     enum body_mode mode;
@@ -91,6 +100,8 @@ typedef struct attempt {
     char finish[32];
     bool usage_known;
     int prompt_tokens, completion_tokens;
+    size_t rx;           /* response body bytes received, against BODY_MAX */
+    long retry_after_ms; /* from a Retry-After header; -1 if none or unreadable */
 
     llm_status fail; /* set by the body handlers */
     char err[LLM_ERR_MAX];
@@ -106,6 +117,19 @@ static void fail(attempt *a, llm_status s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Hands S (N bytes, already added to a->text) to the caller. Returns
+ * non-zero to stop the transfer. */
+static int hand_over(attempt *a, const char *s, size_t n)
+{
+    if (*a->ttft < 0) *a->ttft = now_ms() - a->t_call;
+    a->delivered = true;
+    if (a->req->on_delta && a->req->on_delta(a->req->ud, s, n) != 0) {
+        a->aborted = true;
+        return 1;
+    }
+    return 0;
+}
+
 /* Hands content to the caller. Returns non-zero to stop the transfer. */
 static int deliver(attempt *a, const char *s, size_t n)
 {
@@ -114,13 +138,13 @@ static int deliver(attempt *a, const char *s, size_t n)
         fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
         return 1;
     }
-    if (*a->ttft < 0) *a->ttft = now_ms() - a->t_call;
-    a->delivered = true;
-    if (a->req->on_delta && a->req->on_delta(a->req->ud, s, n) != 0) {
-        a->aborted = true;
-        return 1;
-    }
-    return 0;
+    return hand_over(a, s, n);
+}
+
+/* Hands the whole of a->text to the caller (a non-streamed reply). */
+static void deliver_kept(attempt *a)
+{
+    if (a->text.len) hand_over(a, a->text.s, a->text.len);
 }
 
 static void read_usage(attempt *a, const cJSON *root)
@@ -148,6 +172,25 @@ static void error_text(const cJSON *root, char *out, size_t n)
     if (cJSON_IsObject(e)) e = cJSON_GetObjectItemCaseSensitive(e, "message");
     if (!e) e = cJSON_GetObjectItemCaseSensitive(root, "detail");
     snprintf(out, n, "%s", cJSON_IsString(e) ? e->valuestring : "");
+}
+
+/* A finish_reason saying the server stopped the reply before its end: the
+ * text that came is a prefix, whatever it looks like. Fails A if so. */
+static bool cut_by_server(attempt *a)
+{
+    if (strcmp(a->finish, "length") == 0)
+        fail(a, LLM_E_TRUNCATED,
+             "the server cut the reply short after %zu bytes (finish_reason \"length\": "
+             "the token limit was reached)",
+             a->text.len);
+    else if (strcmp(a->finish, "content_filter") == 0)
+        fail(a, LLM_E_TRUNCATED,
+             "the server's content filter cut the reply short after %zu bytes "
+             "(finish_reason \"content_filter\")",
+             a->text.len);
+    else
+        return false;
+    return true;
 }
 
 /* One SSE event of a chat-completions stream. */
@@ -193,9 +236,14 @@ static bool is_success(long code)
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
-    (void)p;
-    ((attempt *)ud)->last_rx = now_ms();
-    return size * n;
+    attempt *a = ud;
+    size_t len = size * n;
+    static const char name[] = "retry-after:";
+    a->last_rx = now_ms();
+    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0)
+        a->retry_after_ms =
+            llm_retry_after_ms(p + sizeof name - 1, len - (sizeof name - 1), time(NULL));
+    return len;
 }
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -203,6 +251,14 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     attempt *a = ud;
     size_t len = size * n;
     a->last_rx = now_ms();
+    /* One cap for streamed and whole replies: a stream of many small events
+     * must not grow without end either. */
+    if (len > BODY_MAX - a->rx) {
+        fail(a, LLM_E_PROTOCOL, "the reply is larger than %u MiB: refused",
+             BODY_MAX / (1024u * 1024u));
+        return 0;
+    }
+    a->rx += len;
     if (a->mode == MODE_UNKNOWN) {
         /* A stream is SSE unless the server answered with JSON anyway (an
          * error, or a server that ignores "stream"). */
@@ -218,8 +274,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
         if (rc < 0) fail(a, LLM_E_PROTOCOL, "a stream event was too large");
         return rc ? 0 : len;
     }
-    if (a->body.len + len > BODY_MAX || textbuf_add(&a->body, p, len) < 0) {
-        fail(a, LLM_E_PROTOCOL, "the reply is larger than %u bytes", BODY_MAX);
+    if (textbuf_add(&a->body, p, len) < 0) {
+        fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
         return 0;
     }
     return len;
@@ -334,7 +390,13 @@ static void parse_body(attempt *a)
     } else {
         read_usage(a, root);
         read_finish(a, choice);
-        deliver(a, content->valuestring, strlen(content->valuestring));
+        /* A cut reply is kept for the caller to see, never handed over as a
+         * reply: nobody may act on it. */
+        const char *text = content->valuestring;
+        if (textbuf_add(&a->text, text, strlen(text)) < 0)
+            fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
+        else if (!cut_by_server(a))
+            deliver_kept(a);
     }
     cJSON_Delete(root);
 }
@@ -342,9 +404,11 @@ static void parse_body(attempt *a)
 /* Runs one HTTP request and classifies its outcome into a->fail / a->err.
  * *retry_after_ms is set from a Retry-After header, else -1. */
 static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, const char *body,
-                        double deadline, long *http_code, long *retry_after_ms)
+                        long *http_code, long *retry_after_ms)
 {
     char curl_err[CURL_ERROR_SIZE] = "";
+    double deadline = a->limit->deadline;
+    a->retry_after_ms = -1;
     *retry_after_ms = -1;
     *http_code = 0;
     a->h = curl_easy_init();
@@ -352,13 +416,18 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
         fail(a, LLM_E_NETWORK, "cannot create a curl handle");
         return;
     }
-    long remaining = (long)(deadline - now_ms());
+    /* libcurl's own timeouts are a backstop a little beyond the deadline:
+     * run_transfer ends the transfer at the deadline itself, so a call cut
+     * by the time limit always says so. */
+    long remaining = (long)(deadline - now_ms()) + 2 * POLL_MS;
     if (remaining < 1) remaining = 1;
+    long connect_ms = a->cfg->connect_timeout_ms;
+    if (connect_ms <= 0 || connect_ms > remaining) connect_ms = remaining;
     curl_easy_setopt(a->h, CURLOPT_URL, url);
     curl_easy_setopt(a->h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(a->h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(a->h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(a->h, CURLOPT_CONNECTTIMEOUT_MS, a->cfg->connect_timeout_ms);
+    curl_easy_setopt(a->h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
     curl_easy_setopt(a->h, CURLOPT_TIMEOUT_MS, remaining);
     curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt(a->h, CURLOPT_WRITEFUNCTION, on_body);
@@ -369,9 +438,7 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     CURLcode res;
     run_transfer(a, deadline, &res);
     curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, http_code);
-    curl_off_t ra = -1;
-    if (curl_easy_getinfo(a->h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
-        *retry_after_ms = (long)ra * 1000;
+    *retry_after_ms = a->retry_after_ms;
     curl_easy_cleanup(a->h);
     a->h = NULL;
 
@@ -387,9 +454,13 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
         fail(a, LLM_E_TIMEOUT,
              "the stream stalled: no data for %ld ms (idle timeout) after %zu bytes of reply",
              a->cfg->idle_timeout_ms, a->text.len);
-    } else if (a->timeout == TO_TOTAL || res == CURLE_OPERATION_TIMEDOUT) {
-        fail(a, LLM_E_TIMEOUT, "no complete reply from %s within the time limit (%s)", url,
-             *curl_err ? curl_err : "total timeout");
+    } else if (a->timeout == TO_TOTAL ||
+               (res == CURLE_OPERATION_TIMEDOUT && now_ms() >= deadline - POLL_MS)) {
+        fail(a, LLM_E_TIMEOUT, "no complete reply from %s within %ld ms (%s)", url, a->limit->ms,
+             a->limit->budget ? "the time left to the caller" : "the total timeout");
+    } else if (res == CURLE_OPERATION_TIMEDOUT) {
+        fail(a, LLM_E_TIMEOUT, "no reply from %s: %s", url,
+             *curl_err ? curl_err : curl_easy_strerror(res));
     } else if (res != CURLE_OK) {
         if (a->mode == MODE_SSE && is_success(*http_code))
             fail(a, LLM_E_TRUNCATED, "the stream broke off after %zu bytes of reply: %s",
@@ -400,9 +471,13 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     } else if (!is_success(*http_code)) {
         http_failure(a, *http_code, url);
     } else if (a->mode == MODE_SSE) {
-        if (sse_finish(&a->sse, on_event, a) == 0 && !a->done_marker && !*a->finish)
+        /* Only a finish_reason says the reply is whole: [DONE] alone does
+         * not (a proxy or a crashing server may close a stream with it). */
+        if (sse_finish(&a->sse, on_event, a) == 0 && !cut_by_server(a) && !*a->finish)
             fail(a, LLM_E_TRUNCATED,
-                 "the stream ended without its end marker after %zu bytes of reply", a->text.len);
+                 "the stream ended without a finish_reason (%s) after %zu bytes "
+                 "of reply: it may be incomplete",
+                 a->done_marker ? "[DONE] came without one" : "and without [DONE]", a->text.len);
     } else {
         parse_body(a);
     }
@@ -415,6 +490,7 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
 static bool retryable(const attempt *a)
 {
     if (a->delivered) return false; /* the caller may have acted on it */
+    if (*a->finish) return false;   /* the server ended the reply on purpose */
     switch (a->fail) {
     case LLM_E_NETWORK:
     case LLM_E_TIMEOUT:
@@ -499,7 +575,13 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", cfg->api_key);
         hdrs = curl_slist_append(hdrs, auth);
     }
-    double deadline = t0 + (cfg->total_timeout_ms > 0 ? cfg->total_timeout_ms : 120000);
+    call_limit limit = {.ms = cfg->total_timeout_ms > 0 ? cfg->total_timeout_ms : 120000};
+    if (req->budget_ms > 0 && req->budget_ms < limit.ms) {
+        limit.ms = req->budget_ms;
+        limit.budget = true;
+    }
+    limit.deadline = t0 + (double)limit.ms;
+    double deadline = limit.deadline;
     long backoff = cfg->backoff_ms;
 
     for (int i = 0;; i++) {
@@ -507,18 +589,22 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
             set_error(out, LLM_E_CANCELLED, "cancelled");
             break;
         }
-        attempt a = {.cfg = cfg, .req = req, .t_call = t0, .ttft = &out->ttft_ms};
+        attempt a = {.cfg = cfg, .req = req, .t_call = t0, .limit = &limit, .ttft = &out->ttft_ms};
         sse_init(&a.sse);
         long code, retry_after;
-        attempt_run(&a, url, hdrs, body, deadline, &code, &retry_after);
+        attempt_run(&a, url, hdrs, body, &code, &retry_after);
         out->attempts = i + 1;
         out->http_status = (int)code;
         bool again = a.fail && retryable(&a) && i < cfg->max_retries;
         long wait = backoff;
         if (again && a.fail == LLM_E_RATE && retry_after >= 0) wait = retry_after;
         if (again && wait > cfg->retry_after_max_ms) {
-            snprintf(a.err + strlen(a.err), sizeof a.err - strlen(a.err),
-                     " (the server asks to wait %ld s, longer than allowed)", wait / 1000);
+            if (wait >= LLM_RETRY_AFTER_CAP_MS)
+                snprintf(a.err + strlen(a.err), sizeof a.err - strlen(a.err),
+                         " (the server asks to wait a day or more, longer than allowed)");
+            else
+                snprintf(a.err + strlen(a.err), sizeof a.err - strlen(a.err),
+                         " (the server asks to wait %ld s, longer than allowed)", wait / 1000);
             again = false;
         } else if (again && now_ms() + wait >= deadline) {
             snprintf(a.err + strlen(a.err), sizeof a.err - strlen(a.err),

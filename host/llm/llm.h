@@ -13,6 +13,12 @@
  * been delivered to the callback: once the caller has acted on part of a
  * reply, a failure is reported (e.g. LLM_E_TRUNCATED), never papered over by
  * a silent second attempt whose text could differ.
+ *
+ * A reply counts as complete only when the server says it finished: a
+ * finish_reason of "length" (max_tokens) or "content_filter", or a stream
+ * that ends without any finish_reason ([DONE] or not), is LLM_E_TRUNCATED,
+ * with the text that came. Streamed and whole replies share one size cap
+ * (8 MiB of response body).
  */
 #ifndef ALOFT_LLM_LLM_H
 #define ALOFT_LLM_LLM_H
@@ -65,8 +71,14 @@ typedef struct llm_request {
     llm_delta_fn on_delta; /* may be NULL */
     void *ud;
     /* Set (from any thread) to abort the call promptly: an in-flight transfer
-     * or a backoff wait ends within ~50 ms with LLM_E_CANCELLED. May be NULL. */
+     * (also while connecting) or a backoff wait ends within ~50 ms with
+     * LLM_E_CANCELLED. May be NULL. */
     const atomic_bool *cancel;
+    /* > 0: the caller's own time limit for the whole call (connecting,
+     * waiting, streaming, retries and their backoff), on top of
+     * total_timeout_ms; the call ends with LLM_E_TIMEOUT when it runs out.
+     * The mission controller passes what is left of the mission's time. */
+    long budget_ms;
 } llm_request;
 
 typedef enum llm_status {
@@ -80,7 +92,8 @@ typedef enum llm_status {
     LLM_E_RATE,      /* 429 after every retry */
     LLM_E_SERVER,    /* 5xx after every retry, or an error object in the stream */
     LLM_E_PROTOCOL,  /* malformed JSON or an unexpected reply shape */
-    LLM_E_TRUNCATED, /* the stream ended before the reply was complete */
+    LLM_E_TRUNCATED, /* the reply is incomplete: the stream broke off or ended without a
+                        finish_reason, or the server cut it ("length", "content_filter") */
     LLM_E_CANCELLED, /* the cancel flag was set */
     LLM_E_ABORTED,   /* the delta callback asked to stop */
 } llm_status;
@@ -90,7 +103,7 @@ typedef struct llm_result {
     int http_status;        /* of the last attempt; 0 if none got a response */
     char *text;             /* malloc'd, NUL-terminated: all content received */
     size_t len;             /* (even on failure: what arrived, and was delivered, before it) */
-    char finish_reason[32]; /* "stop"; "length" = cut by max_tokens: the plan may be incomplete */
+    char finish_reason[32]; /* as the server sent it ("stop"; "" if none came) */
     bool usage_known;       /* the server reported usage */
     int prompt_tokens;
     int completion_tokens;

@@ -12,6 +12,8 @@
 #include "vision/objects.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,10 @@ typedef struct mission {
     runner_session *s;
     skill_ctx *ctx;
     mission_stats stats;
+    /* The mission's wall-clock limit (the sandbox's timeout_ms, counted from
+     * when its session opened): LLM waits count too. */
+    double deadline_ms;
+    unsigned long long limit_ms;
 
     /* Counters for the report. */
     cJSON *plans;
@@ -137,14 +143,29 @@ static long estimate_tokens(size_t len)
     return (long)((len + 3) / 4);
 }
 
-/* One request to the LLM, counted and shown to the observer. */
+static bool out_of_time(const mission *m)
+{
+    return skills_now_ms() >= m->deadline_ms;
+}
+
+/* One request to the LLM, counted and shown to the observer. It gets at
+ * most the mission's remaining time; with none left it is not sent. */
 static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs *pm,
                llm_delta_fn on_delta, llm_result *res)
 {
     llm_message msgs[2];
     int n = prompt_msgs_to_llm(pm, msgs);
-    llm_request req = {msgs, n, on_delta, m, m->o->cancel};
     memset(res, 0, sizeof *res);
+    double left = m->deadline_ms - skills_now_ms();
+    if (left <= 0) {
+        res->status = LLM_E_TIMEOUT;
+        snprintf(res->error, sizeof res->error, "no time left to ask the LLM");
+        return -1;
+    }
+    /* Rounded up: when the call times out, the mission's time is up too.
+     * Clamped: --timeout-ms may be up to 2^64 ms, beyond a long. */
+    long budget = left < (double)(LONG_MAX / 2) ? (long)ceil(left) : LONG_MAX / 2;
+    llm_request req = {msgs, n, on_delta, m, m->o->cancel, budget};
     int rc = m->o->llm.complete(m->o->llm.ud, kind, stream, &req, res);
     m->llm_calls++;
     m->plan_ms += res->latency_ms;
@@ -346,6 +367,23 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
     bool llm_failed = false;
     if (m->stop) {
         /* We ended the transfer: the plan stopped or ended. */
+    } else if (rc && res.status == LLM_E_TRUNCATED) {
+        /* A cut reply: what arrived is a prefix whose last statement may
+         * look complete but is not (mf(10 cut to mf(1). The parser only
+         * ran statements that a later token proved ended; the one pending
+         * must not run, so the stream is never finished. In batch mode
+         * nothing ran: the plan is checked whole, and this one is not. */
+        textbuf_adds(&m->diag, "the reply was cut short: ");
+        textbuf_adds(&m->diag, res.error);
+        textbuf_adds(&m->diag, "; its unfinished last statement did not run\n");
+        if (!stream) {
+            char *plan = NULL;
+            size_t len = 0;
+            plan_text_clean(res.text ? res.text : "", res.len, &plan, &len);
+            if (plan) textbuf_add(&m->plan, plan, len);
+            free(plan);
+        }
+        m->stop = STOP_SYNTAX;
     } else if (rc) {
         llm_failed = true;
     } else if (stream) {
@@ -381,6 +419,11 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         runner_session_end(m->s, SANDBOX_CANCELLED, "cancelled", &out);
         snprintf(why, whylen, "cancelled");
         end = PLAN_CANCELLED;
+    } else if (llm_failed && res.status == LLM_E_TIMEOUT && out_of_time(m)) {
+        snprintf(why, whylen, "time limit reached (%llu ms) while waiting for the LLM: %s",
+                 m->limit_ms, res.error);
+        runner_session_end(m->s, SANDBOX_TIMEOUT, why, &out);
+        end = PLAN_FATAL;
     } else if (llm_failed) {
         runner_session_end(m->s, SANDBOX_ERROR, res.error, &out);
         snprintf(why, whylen, "the LLM failed (%s): %s", llm_status_name(res.status), res.error);
@@ -464,6 +507,8 @@ cJSON *mission_run(const mission_opts *o)
     int max_replans = o->max_replans < 0 ? 0 : o->max_replans;
 
     char err[1024] = "";
+    m->limit_ms = o->run.limits.timeout_ms ? o->run.limits.timeout_ms : SANDBOX_DEFAULT_TIMEOUT_MS;
+    m->deadline_ms = skills_now_ms() + (double)m->limit_ms;
     m->s = runner_session_open(&m->ro, err, sizeof err);
     if (!m->s) {
         runner_report_set(doc, "error", cJSON_CreateString(err));
@@ -481,6 +526,10 @@ cJSON *mission_run(const mission_opts *o)
     for (;;) {
         if (cancelled(m)) {
             snprintf(error, sizeof error, "cancelled");
+            break;
+        }
+        if (out_of_time(m)) {
+            snprintf(error, sizeof error, "time limit reached (%llu ms)", m->limit_ms);
             break;
         }
         char *scene = scene_now(m);

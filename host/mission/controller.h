@@ -9,12 +9,20 @@
  *     ran) or holds no plan at all is a failed try: the retry prompt carries
  *     the plan, the diagnostics and the statements already run. At most
  *     max_tries plans are asked for by planning and retry requests together.
+ *   - So is a reply the server cut short (LLM_E_TRUNCATED: finish_reason
+ *     "length" or "content_filter", or a stream without a finish): the
+ *     statements its text proved complete ran as they streamed, the pending
+ *     last one never runs (in batch mode none of it runs), and the retry
+ *     prompt says why.
  *   - rp, a failed skill (a Lua error raised inside one, e.g. a probe that
  *     failed) or a constraint refusal stops the plan and asks for a new one
  *     with the previous plan, what ran and why: at most max_replans times.
  *   - Limits (instructions, memory, wall clock) end the mission: budgets are
  *     per mission, so every plan of a mission runs in one sandbox (a runner
- *     session) on one world; the drone's pose carries over.
+ *     session) on one world; the drone's pose carries over. The wall clock
+ *     (limits.timeout_ms) bounds the LLM too: each request gets only the
+ *     mission's remaining time (llm_request.budget_ms), retries and backoff
+ *     included, and none is sent once it is spent.
  *   - Batch mode (stream = false) asks for the whole reply, cleans and checks
  *     it whole, then feeds it through exactly the same executor: for the same
  *     replies, a valid plan makes the same skill calls either way.
