@@ -1,5 +1,6 @@
 #include "cmd/cli.h"
 
+#include "jsonout.h"
 #include "llm/prompt.h"
 
 #include <errno.h>
@@ -131,16 +132,23 @@ char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_
     return buf;
 }
 
-void cli_print_json(cJSON *doc)
+int cli_print_json(cJSON *doc)
 {
-    char *text = cJSON_PrintUnformatted(doc);
+    char *text = jsonout_print(doc);
+    cJSON_Delete(doc);
     if (text) {
         fputs(text, stdout);
         fputc('\n', stdout);
         free(text);
     }
-    fflush(stdout);
-    cJSON_Delete(doc);
+    /* A full disk or RLIMIT_FSIZE (EFBIG, SIGXFSZ being ignored) shows here:
+     * the document is lost, so say so where it may still be read. */
+    if (fflush(stdout) != 0 || ferror(stdout) || !text) {
+        fprintf(stderr, "aloft: the JSON report could not be written: %s\n",
+                text ? strerror(errno) : "out of memory");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }
 
 static void report_skill_problem(void *ud, const char *path, const char *message)

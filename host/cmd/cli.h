@@ -96,8 +96,10 @@ char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_
  * for sizes when BINARY). Returns 0, or -1 if malformed. */
 int cli_parse_u64(const char *s, bool binary, unsigned long long *out);
 
-/* Prints the document to stdout (compact, one line) and frees it. */
-void cli_print_json(cJSON *doc);
+/* Prints the document to stdout (compact, one line, valid UTF-8: see
+ * host/jsonout.h) and frees it. Returns CLI_OK, or CLI_FAIL (said on stderr)
+ * when stdout refused it: a full disk, a file-size limit, a closed pipe. */
+int cli_print_json(cJSON *doc);
 
 /* Loads the registry with built-ins and --skills directories; problems with
  * user skill files are reported on stderr as "aloft: PATH: reason". */
