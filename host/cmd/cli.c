@@ -11,13 +11,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The last message of cli_fail or cli_usage_error, for a --json document
+ * that must say why the command ended (cli_last_error). */
+static char last_error[1024];
+
+/* Says "aloft CMD: message" on stderr and keeps the message. */
+static void say_error(const char *cmd, const char *fmt, va_list ap)
+{
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    fprintf(stderr, "aloft %s: %s\n", cmd, last_error);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "aloft %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'aloft %s --help'.\n", cmd);
+    say_error(cmd, fmt, ap);
+    fprintf(stderr, "Try 'aloft %s --help'.\n", cmd);
     va_end(ap);
     return CLI_USAGE;
 }
@@ -26,11 +36,14 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "aloft %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say_error(cmd, fmt, ap);
     va_end(ap);
     return CLI_FAIL;
+}
+
+const char *cli_last_error(void)
+{
+    return last_error;
 }
 
 int cli_parse_u64(const char *s, bool binary, unsigned long long *out)
@@ -161,7 +174,7 @@ skill_registry *cli_load_registry(const cli_common *c)
 {
     skill_registry *reg =
         registry_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
-    if (!reg) fprintf(stderr, "aloft %s: the built-in skills failed to load\n", c->cmd);
+    if (!reg) cli_fail(c->cmd, "the built-in skills failed to load");
     return reg;
 }
 

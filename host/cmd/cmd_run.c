@@ -124,7 +124,8 @@ typedef struct run_args {
     bool tello_options; /* a Tello option other than --drone was given */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
-    long verify; /* --verify N worlds, or 0 */
+    long verify;   /* --verify N worlds, or 0 */
+    bool reported; /* the report went out (print_report) */
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -617,13 +618,12 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     return rc;
 }
 
-/* Prints the report (all of it with --json, else the plan's log lines). */
-static void print_report(const run_args *a, cJSON *doc)
+/* Prints the report (all of it with --json, else the plan's log lines).
+ * Returns CLI_FAIL when stdout refused the JSON document, else CLI_OK. */
+static int print_report(run_args *a, cJSON *doc)
 {
-    if (a->c.json) {
-        cli_print_json(doc);
-        return;
-    }
+    a->reported = true;
+    if (a->c.json) return cli_print_json(doc);
     cJSON *logs = cJSON_GetObjectItemCaseSensitive(doc, "logs");
     for (const cJSON *l = logs ? logs->child : NULL; l; l = l->next)
         printf("%s\n", l->valuestring);
@@ -633,6 +633,7 @@ static void print_report(const run_args *a, cJSON *doc)
         if (cJSON_IsString(e)) fprintf(stderr, "aloft run: %s\n", e->valuestring);
     }
     cJSON_Delete(doc);
+    return CLI_OK;
 }
 
 /* Loads mission ID's recorded scene into a new scene, or NULL. */
@@ -721,8 +722,8 @@ static int run_replay(run_args *a)
                 fprintf(stderr, "replay of mission %lld: %s%s\n", a->replay,
                         same == 1 ? "the skill calls match" : "the skill calls differ: ",
                         same == 1 ? "" : why);
-            print_report(a, doc);
             rc = same == 1 ? CLI_OK : CLI_FAIL;
+            if (print_report(a, doc) != CLI_OK) rc = CLI_FAIL;
         }
         cJSON_Delete(params);
     }
@@ -773,46 +774,82 @@ static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON *
     return rc;
 }
 
+/* Flies the plan or task of A (after --verify). Returns the exit status;
+ * the report is printed unless the run ended before it had one (then the
+ * mission's id, if one was recorded, is in *ID). */
+static int run_mission(run_args *a, int64_t *id)
+{
+    char err[1024];
+    size_t len = 0, scene_len;
+    char *plan = NULL;
+    if (a->plan_path) {
+        plan = cli_read_input(a->plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
+        if (!plan) return cli_fail(a->c.cmd, "%s", err);
+    }
+    scene *sc = a->c.scene ? malloc(sizeof *sc) : NULL;
+    char *scene_text = NULL;
+    if (a->c.scene && (!sc || scene_load(sc, a->c.scene, err, sizeof err))) {
+        if (!sc) snprintf(err, sizeof err, "out of memory");
+        free(sc);
+        free(plan);
+        return cli_fail(a->c.cmd, "%s", err);
+    }
+    /* The scene as the file says it, for replay (it parsed, so it is JSON). */
+    if (a->c.scene)
+        scene_text = cli_read_input(a->c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
+    flight f = {plan, len, sc, scene_text, 0, NULL};
+    cJSON *doc = NULL;
+    cJSON *verified = NULL;
+    int rc = a->verify && plan ? verify_first(a, &f, &doc, &verified) : -1;
+    if (rc < 0) rc = fly(a, &f, &doc, id);
+    if (doc && verified)
+        cJSON_AddItemToObject(doc, "verify", verified);
+    else
+        cJSON_Delete(verified);
+    if (doc && print_report(a, doc) != CLI_OK) rc = CLI_FAIL;
+    free(scene_text);
+    free(sc);
+    free(plan);
+    return rc;
+}
+
+/* True when ARGV asks for --json (looked for on its own: a usage error
+ * stops the option parser before it may have seen it). */
+static bool wants_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0) return true;
+    return false;
+}
+
+/* run --json prints exactly one document on every path (SPEC §2). A run
+ * that ended before it had a report (bad input, the store refused, no
+ * drone, battery too low, takeoff failed, ...) prints this one: the
+ * report's fields at their empty values, "ok" false and as "error" the
+ * reason already said on stderr. ID is the mission recorded, or 0. */
+static int print_failure(run_args *a, int rc, int64_t id)
+{
+    cJSON *doc = runner_report_new(NULL, 0);
+    const char *why = cli_last_error();
+    runner_report_set(doc, "error", cJSON_CreateString(*why ? why : "the mission did not start"));
+    cJSON_AddNumberToObject(doc, "excursion_cm", 0);
+    if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
+    a->reported = true;
+    cli_print_json(doc);
+    return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
     tello_config_init(&a.tello);
     vision_options_init(&a.vision);
-    int rc = parse_args(&a, argc, argv);
-    if (rc >= 0) return rc;
-    if (a.replay) return run_replay(&a);
-
-    char err[1024];
-    size_t len = 0, scene_len;
-    char *plan = NULL;
-    if (a.plan_path) {
-        plan = cli_read_input(a.plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
-        if (!plan) return cli_fail(a.c.cmd, "%s", err);
-    }
-    scene *sc = a.c.scene ? malloc(sizeof *sc) : NULL;
-    char *scene_text = NULL;
-    if (a.c.scene && (!sc || scene_load(sc, a.c.scene, err, sizeof err))) {
-        if (!sc) snprintf(err, sizeof err, "out of memory");
-        free(sc);
-        free(plan);
-        return cli_fail(a.c.cmd, "%s", err);
-    }
-    /* The scene as the file says it, for replay (it parsed, so it is JSON). */
-    if (a.c.scene)
-        scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
-    flight f = {plan, len, sc, scene_text, 0, NULL};
-    cJSON *doc = NULL;
     int64_t id = 0;
-    cJSON *verified = NULL;
-    rc = a.verify && plan ? verify_first(&a, &f, &doc, &verified) : -1;
-    if (rc < 0) rc = fly(&a, &f, &doc, &id);
-    if (doc && verified)
-        cJSON_AddItemToObject(doc, "verify", verified);
-    else
-        cJSON_Delete(verified);
-    if (doc) print_report(&a, doc);
-    free(scene_text);
-    free(sc);
-    free(plan);
+    int rc = parse_args(&a, argc, argv);
+    if (rc < 0)
+        rc = a.replay ? run_replay(&a) : run_mission(&a, &id);
+    else if (rc == CLI_USAGE)
+        a.c.json = wants_json(argc, argv);
+    if (a.c.json && !a.reported && !a.c.help) rc = print_failure(&a, rc, id);
     return rc;
 }
