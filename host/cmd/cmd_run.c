@@ -47,7 +47,13 @@ static const char usage[] =
     "  --time-scale X        simulated seconds per real second; 0 = instant\n"
     "                        (default 1, or 0 with --json)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
-    "  --pictures DIR        where take_picture writes (default $TMPDIR or /tmp)\n"
+    "  --pictures DIR        where take_picture makes the mission's own pictures\n"
+    "                        directory, aloft-pictures-XXXXXX (default $TMPDIR\n"
+    "                        or /tmp)\n"
+    "  --max-pictures N      pictures one mission may take (default 100); past\n"
+    "                        it take_picture returns False\n"
+    "  --max-picture-bytes BYTES  bytes of pictures one mission may write, k/M/G\n"
+    "                        suffixes allowed (default 64M); past it likewise\n"
     "  --quiet               no progress on stderr\n"
     "  --verify N            first fly the plan in N worlds sampled from the scene\n"
     "                        (as `aloft check --verify`, seed --seed) and fly it for\n"
@@ -97,6 +103,8 @@ enum {
     OPT_REPLAY,
     OPT_TELLO, /* every Tello option: see tello_config_option */
     OPT_VERIFY,
+    OPT_MAX_PICTURES,
+    OPT_MAX_PICTURE_BYTES,
 };
 
 typedef struct run_args {
@@ -105,6 +113,7 @@ typedef struct run_args {
     const char *task;
     const char *drone;
     const char *pictures;
+    unsigned long long max_pictures, max_picture_bytes; /* 0: the defaults */
     double time_scale;
     bool time_scale_set;
     unsigned long long seed;
@@ -198,6 +207,8 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"prompts", required_argument, 0, OPT_PROMPTS},
         {"replay", required_argument, 0, OPT_REPLAY},
         {"verify", required_argument, 0, OPT_VERIFY},
+        {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
+        {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -232,6 +243,17 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->tello_options = true;
             break;
         case OPT_PICTURES: a->pictures = optarg; break;
+        case OPT_MAX_PICTURES:
+            if (cli_parse_u64(optarg, false, &a->max_pictures) || a->max_pictures == 0 ||
+                a->max_pictures > 100000)
+                return cli_usage_error(a->c.cmd,
+                                       "--max-pictures: '%s' is not a number in 1..100000", optarg);
+            break;
+        case OPT_MAX_PICTURE_BYTES:
+            if (cli_parse_u64(optarg, true, &a->max_picture_bytes) || a->max_picture_bytes == 0)
+                return cli_usage_error(a->c.cmd, "--max-picture-bytes: '%s' is not a size > 0",
+                                       optarg);
+            break;
         case OPT_QUIET: a->quiet = true; break;
         case OPT_TIME_SCALE: {
             char *end;
@@ -498,7 +520,11 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
             return -1;
         }
     } else {
-        sim_options so = {.time_scale = a->time_scale, .seed = a->seed, .picture_dir = a->pictures};
+        sim_options so = {.time_scale = a->time_scale,
+                          .seed = a->seed,
+                          .picture_dir = a->pictures,
+                          .max_pictures = (int)a->max_pictures,
+                          .max_picture_bytes = a->max_picture_bytes};
         if (mission_world_sim_scene(w, f->scene, &so, err, errlen)) return -1;
     }
     vision_options vo = a->vision;
