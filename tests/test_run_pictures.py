@@ -85,6 +85,16 @@ def test_caps(tmp):
     cap_check(tmp, "bytes cap one past 2", "10{tp}",
               ["--max-picture-bytes", str(2 * size + 1)], 2)
     cap_check(tmp, "bytes cap below one", "3{tp}", ["--max-picture-bytes", str(size - 1)], 0)
+    # --replay flies again under the recorded caps
+    parent = tempfile.mkdtemp(dir=tmp)
+    rc, doc = fly(tmp, "4{tp}", "--pictures", parent, "--max-pictures", "2")
+    p = subprocess.run([ALOFT, "run", "--json", "--quiet", "--replay", str(doc.get("mission_id")),
+                        "--db", os.path.join(tmp, "m.db"), "--pictures", parent],
+                       capture_output=True, timeout=120)
+    rep = json.loads(p.stdout.decode("utf-8")) if p.stdout else {"calls": []}
+    rets = pictures_of(rep)
+    check(len(rets) == 4 and rets[2:] == [False, False] and all(rets[:2]),
+          f"replay keeps the recorded cap: {rets}")
     for bad in (["--max-pictures", "0"], ["--max-pictures", "-1"], ["--max-pictures", "x"],
                 ["--max-picture-bytes", "0"]):
         rc, doc = fly(tmp, "tp", *bad)

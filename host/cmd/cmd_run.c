@@ -432,6 +432,9 @@ static char *params_json(const run_args *a)
     cJSON_AddNumberToObject(p, "max_instructions", (double)l.max_instructions);
     cJSON_AddNumberToObject(p, "max_memory", (double)l.max_memory);
     cJSON_AddNumberToObject(p, "timeout_ms", (double)l.timeout_ms);
+    if (a->max_pictures) cJSON_AddNumberToObject(p, "max_pictures", (double)a->max_pictures);
+    if (a->max_picture_bytes)
+        cJSON_AddNumberToObject(p, "max_picture_bytes", (double)a->max_picture_bytes);
     cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
     for (int i = 0; i < a->c.n_skill_dirs; i++) {
         char *abs = realpath(a->c.skill_dirs[i], NULL);
@@ -465,6 +468,13 @@ static cJSON *apply_params(run_args *a, const char *text)
     if (!a->c.limits.timeout_ms &&
         cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "timeout_ms")))
         a->c.limits.timeout_ms = (uint64_t)v->valuedouble;
+    /* The store is read, not trusted: out-of-range caps keep the defaults. */
+    v = cJSON_GetObjectItemCaseSensitive(p, "max_pictures");
+    if (!a->max_pictures && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 100000)
+        a->max_pictures = (unsigned long long)v->valuedouble;
+    v = cJSON_GetObjectItemCaseSensitive(p, "max_picture_bytes");
+    if (!a->max_picture_bytes && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < 1e18)
+        a->max_picture_bytes = (unsigned long long)v->valuedouble;
     v = cJSON_GetObjectItemCaseSensitive(p, "skills");
     for (const cJSON *d = a->c.n_skill_dirs  ? NULL
                           : cJSON_IsArray(v) ? v->child
