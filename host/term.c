@@ -52,8 +52,8 @@ long term_escape(const char *s, size_t n, bool more, int (*write)(void *ud, cons
             rc = put(&o, (const char *)p + i, 1);
         else if (cp < 0x20 || cp == 0x7F)
             rc = put_hex(&o, "\\x", (unsigned char)cp);
-        else if (cp >= 0x80 && cp <= 0x9F)
-            rc = put_hex(&o, "\\u00", (unsigned char)cp);
+        else if (cp >= 0x80 && cp <= 0x9F) /* its two bytes, C2 xx */
+            rc = put_hex(&o, "\\x", p[i]) || put_hex(&o, "\\x", p[i + 1]);
         else
             rc = put(&o, (const char *)p + i, (size_t)k);
         if (rc) return -1;

@@ -4,8 +4,10 @@
  * retitle the window, move the cursor, rewrite lines already printed or
  * worse (`l('\033]0;...')`). term_escape is the one rule for what may reach
  * a terminal as it is: printable UTF-8, newline and tab. Everything else is
- * written as an escape: C0 controls, DEL and bytes that are not valid
- * UTF-8 as \xHH, the C1 controls (U+0080-U+009F) as \u00HH.
+ * written as \xHH escapes, one per byte: C0 controls, DEL, the C1 controls
+ * (U+0080-U+009F, two bytes each) and bytes that are not valid UTF-8. That
+ * is also how Lua and C write those bytes in a string, so the Lua that
+ * `aloft transpile` prints stays Lua.
  */
 #ifndef ALOFT_TERM_H
 #define ALOFT_TERM_H

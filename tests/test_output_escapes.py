@@ -25,7 +25,7 @@ failures = 0
 # The hostile text: an OSC window title, a bell, a cursor move, CR, DEL, a
 # C1 CSI (U+009B), a raw 0x9B byte, and bytes that are not UTF-8.
 HOSTILE = b"\x1b]0;x\x07 \x1b[2J\r\x7f \xc2\x9b1m \x9b \xff\xfe \xe2\x82"
-ESCAPED = "\\x1b]0;x\\x07 \\x1b[2J\\x0d\\x7f \\u009b1m \\x9b \\xff\\xfe \\xe2\\x82"
+ESCAPED = "\\x1b]0;x\\x07 \\x1b[2J\\x0d\\x7f \\xc2\\x9b1m \\x9b \\xff\\xfe \\xe2\\x82"
 # HOSTILE in a Lua string literal (a raw CR would end the line there).
 LUA_HOSTILE = "".join("\\%d" % b for b in HOSTILE).encode()
 RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
@@ -88,6 +88,7 @@ def main():
     safe_text("run stdout", p.stdout, ESCAPED)
     safe_text("run stderr", p.stderr, ESCAPED)
     # run --json: the same text as valid JSON
+    run_logs = None
     p = aloft("run", "--json", "--scene", scene, "--plan", plan, "--db", db)
     doc = json_doc("run --json", p.stdout)
     safe_text("run --json stderr", p.stderr, ESCAPED)
@@ -96,6 +97,7 @@ def main():
               "run --json: U+FFFD in logs, plans and the calls' args")
         check("\x1b]0;x\x07" in doc["logs"][0], "run --json: the log keeps its text (escaped)")
         mid = doc.get("mission_id")
+        run_logs = doc["logs"]
 
         # log: the listing, the mission view and --json
         p = aloft("log", "--db", db, str(mid))
@@ -116,7 +118,7 @@ def main():
                            capture_output=True, timeout=120,
                            env={**os.environ, "OPENAI_API_KEY": "k"})
         d = json_doc("run --task --json", p.stdout)
-        safe_text("run --task stderr", p.stderr, "\\x1b]0;llm\\x07 \\u009b")
+        safe_text("run --task stderr", p.stderr, "\\x1b]0;llm\\x07 \\xc2\\x9b")
         check(d is not None and d.get("ok") is True, f"run --task: {p.stderr[-300:]!r}")
     finally:
         fake.stop()
@@ -150,6 +152,13 @@ def main():
     p = aloft("transpile", plan)
     safe_text("transpile", p.stdout)
     safe_text("transpile stderr", p.stderr)
+    # ... whose escapes are Lua's own: it still runs, logging the same text
+    lua = os.path.join(tmp, "plan.lua")
+    with open(lua, "wb") as f:
+        f.write(p.stdout)
+    d = json_doc("transpiled plan run by lua --json", aloft("lua", "--json", lua).stdout)
+    check(d is not None and run_logs and d.get("logs") == run_logs,
+          f"the transpiled plan logs what the plan logs: {d and d.get('logs')} {run_logs}")
 
     # skills: a user skill whose description is hostile
     sdir = os.path.join(tmp, "skills")

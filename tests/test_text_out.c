@@ -105,8 +105,8 @@ static void test_term_escape(void)
     sink k = {.n = 0};
     const char in[] = "t\x1b]0;x\x07\r\bok\tnl\n\x7F\xC2\x85\xC2\xA0\xE2\x82\xAC\xFF";
     CHECK(term_escape(in, sizeof in - 1, false, to_sink, &k) == (long)(sizeof in - 1));
-    CHECK(strcmp(k.s, "t\\x1b]0;x\\x07\\x0d\\x08ok\tnl\n\\x7f\\u0085\xC2\xA0\xE2\x82\xAC\\xff") ==
-              0,
+    CHECK(strcmp(k.s,
+                 "t\\x1b]0;x\\x07\\x0d\\x08ok\tnl\n\\x7f\\xc2\\x85\xC2\xA0\xE2\x82\xAC\\xff") == 0,
           "%s", k.s);
     /* a sequence cut at the end is kept for the next write when more comes */
     k.n = 0;
@@ -131,7 +131,7 @@ static void test_term_escape(void)
     char buf[128] = "";
     ssize_t got = read(fds[0], buf, sizeof buf - 1);
     close(fds[0]);
-    CHECK(got > 0 && strcmp(buf, "x\\u009b1m\xE2\x82\xAC\n") == 0, "%s", buf);
+    CHECK(got > 0 && strcmp(buf, "x\\xc2\\x9b1m\xE2\x82\xAC\n") == 0, "%s", buf);
 }
 
 int main(void)
