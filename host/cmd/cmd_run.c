@@ -636,9 +636,13 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
     if (status == STORE_OK && !ok) status = STORE_FAILED;
     if (mission_record_close(rec, status, cJSON_IsString(e) ? e->valuestring : NULL,
                              cJSON_GetObjectItemCaseSensitive(*doc, "result"), err, sizeof err)) {
-        fprintf(stderr, "aloft %s: mission %lld not recorded to its end: %s\n", a->c.cmd,
-                (long long)*id, err);
-        rc = CLI_FAIL;
+        rc = cli_fail(a->c.cmd, "mission %lld not recorded to its end: %s", (long long)*id, err);
+        /* Exit 1 and "ok": true would contradict each other: a mission the
+         * store lost the end of (a full disk) is reported as failed. */
+        if (ok) {
+            runner_report_set(*doc, "ok", cJSON_CreateFalse());
+            runner_report_set(*doc, "error", cJSON_CreateString(cli_last_error()));
+        }
     }
     mission_world_close(&world, land);
     registry_free(reg);
