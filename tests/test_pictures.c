@@ -100,6 +100,15 @@ static void test_unwritable_parent(void)
     CHECK(pictures_save(&p, "a", 1, "png", path, sizeof path, err, sizeof err) == -1);
     CHECK(strstr(err, "/proc/no/such/dir") != NULL, "%s", err);
     pictures_close(&p);
+    /* a parent name too long is refused, not cut to another directory's */
+    char longer[700];
+    memset(longer, 'a', sizeof longer - 1);
+    longer[0] = '/';
+    longer[sizeof longer - 1] = '\0';
+    pictures_init(&p, longer, 0, 0);
+    CHECK(pictures_save(&p, "a", 1, "png", path, sizeof path, err, sizeof err) == -1);
+    CHECK(strstr(err, "too long") != NULL, "%s", err);
+    pictures_close(&p);
 }
 
 int main(void)

@@ -15,7 +15,9 @@ void pictures_init(pictures *p, const char *parent, int max_count, uint64_t max_
     memset(p, 0, sizeof *p);
     if (!parent || !parent[0]) parent = getenv("TMPDIR");
     if (!parent || !parent[0]) parent = "/tmp";
-    snprintf(p->parent, sizeof p->parent, "%s", parent);
+    /* A parent too long to hold stays empty: cut short, it would name
+     * another directory. open_dir then refuses. */
+    if (strlen(parent) < sizeof p->parent) memcpy(p->parent, parent, strlen(parent) + 1);
     p->dirfd = -1;
     p->max_count = max_count > 0 ? max_count : PICTURES_DEFAULT_MAX_COUNT;
     p->max_bytes = max_bytes > 0 ? max_bytes : PICTURES_DEFAULT_MAX_BYTES;
@@ -29,7 +31,7 @@ static int open_dir(pictures *p, char *err, size_t errlen)
 {
     char dir[sizeof p->dir];
     int n = snprintf(dir, sizeof dir, "%s/aloft-pictures-XXXXXX", p->parent);
-    if (n < 0 || (size_t)n >= sizeof dir)
+    if (!p->parent[0] || n < 0 || (size_t)n >= sizeof dir)
         return errmsg_set(err, errlen, "the pictures directory name is too long");
     if (!mkdtemp(dir))
         return errmsg_set(err, errlen, "cannot make a pictures directory in %s: %s", p->parent,
