@@ -3,9 +3,13 @@
  * commands of SPEC §2 (host/cmd/).
  */
 #include "cmd/cli.h"
+#include "term.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct command {
     const char *name;
@@ -37,8 +41,42 @@ static void usage(FILE *out)
                  "Exit status: 0 success, 1 the plan/mission/input failed, 2 usage error.\n");
 }
 
+/* Every byte a command prints goes through term_escape (host/term.h): text
+ * from plans, skills, the LLM and the store reaches stdout and stderr from
+ * many places, and escaping at the stream means none of them can forget it.
+ * glibc's stdout and stderr are plain variables that may be set. */
+static FILE *plain_stdout, *plain_stderr;
+
+/* At exit the escaping streams are flushed and closed (freeing them), and
+ * whatever runs later writes to the plain ones. */
+static void close_escaped_streams(void)
+{
+    FILE *out = stdout, *err = stderr;
+    stdout = plain_stdout;
+    stderr = plain_stderr;
+    if (out != plain_stdout) fclose(out);
+    if (err != plain_stderr) fclose(err);
+}
+
+static void escape_standard_streams(void)
+{
+    plain_stdout = stdout;
+    plain_stderr = stderr;
+    /* Registered first, so it runs after every later exit handler. */
+    atexit(close_escaped_streams);
+    FILE *out = term_stream(STDOUT_FILENO, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+    FILE *err = term_stream(STDERR_FILENO, _IONBF);
+    if (out) stdout = out;
+    if (err) stderr = err;
+}
+
 int main(int argc, char **argv)
 {
+    escape_standard_streams();
+    /* A file past RLIMIT_FSIZE fails with EFBIG instead of killing the
+     * process: pictures, the store and the report then end the mission
+     * cleanly (the drone lands, the error is reported). */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

@@ -1,5 +1,6 @@
 #include "cmd/cli.h"
 
+#include "jsonout.h"
 #include "llm/prompt.h"
 
 #include <errno.h>
@@ -10,13 +11,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The last message of cli_fail or cli_usage_error, for a --json document
+ * that must say why the command ended (cli_last_error). */
+static char last_error[1024];
+
+/* Says "aloft CMD: message" on stderr and keeps the message. */
+static void say_error(const char *cmd, const char *fmt, va_list ap)
+{
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    fprintf(stderr, "aloft %s: %s\n", cmd, last_error);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "aloft %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'aloft %s --help'.\n", cmd);
+    say_error(cmd, fmt, ap);
+    fprintf(stderr, "Try 'aloft %s --help'.\n", cmd);
     va_end(ap);
     return CLI_USAGE;
 }
@@ -25,11 +36,14 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "aloft %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say_error(cmd, fmt, ap);
     va_end(ap);
     return CLI_FAIL;
+}
+
+const char *cli_last_error(void)
+{
+    return last_error;
 }
 
 int cli_parse_u64(const char *s, bool binary, unsigned long long *out)
@@ -131,16 +145,23 @@ char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_
     return buf;
 }
 
-void cli_print_json(cJSON *doc)
+int cli_print_json(cJSON *doc)
 {
-    char *text = cJSON_PrintUnformatted(doc);
+    char *text = jsonout_print(doc);
+    cJSON_Delete(doc);
     if (text) {
         fputs(text, stdout);
         fputc('\n', stdout);
         free(text);
     }
-    fflush(stdout);
-    cJSON_Delete(doc);
+    /* A full disk or RLIMIT_FSIZE (EFBIG, SIGXFSZ being ignored) shows here:
+     * the document is lost, so say so where it may still be read. */
+    if (fflush(stdout) != 0 || ferror(stdout) || !text) {
+        fprintf(stderr, "aloft: the JSON report could not be written: %s\n",
+                text ? strerror(errno) : "out of memory");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }
 
 static void report_skill_problem(void *ud, const char *path, const char *message)
@@ -153,7 +174,7 @@ skill_registry *cli_load_registry(const cli_common *c)
 {
     skill_registry *reg =
         registry_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
-    if (!reg) fprintf(stderr, "aloft %s: the built-in skills failed to load\n", c->cmd);
+    if (!reg) cli_fail(c->cmd, "the built-in skills failed to load");
     return reg;
 }
 

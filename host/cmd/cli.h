@@ -88,6 +88,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Prints "aloft CMD: message" to stderr; returns CLI_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The message of the last cli_fail or cli_usage_error ("" before any), cut
+ * to 1 KiB: the "error" of a --json document for a command that failed
+ * before it had one. Not thread-safe: for the command's own thread. */
+const char *cli_last_error(void);
+
 /* Reads a whole file, or stdin for "-", refusing more than MAX bytes.
  * Returns a NUL-terminated malloc'd buffer, or NULL with a message. */
 char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_t errlen);
@@ -96,8 +101,10 @@ char *cli_read_input(const char *path, size_t max, size_t *len, char *err, size_
  * for sizes when BINARY). Returns 0, or -1 if malformed. */
 int cli_parse_u64(const char *s, bool binary, unsigned long long *out);
 
-/* Prints the document to stdout (compact, one line) and frees it. */
-void cli_print_json(cJSON *doc);
+/* Prints the document to stdout (compact, one line, valid UTF-8: see
+ * host/jsonout.h) and frees it. Returns CLI_OK, or CLI_FAIL (said on stderr)
+ * when stdout refused it: a full disk, a file-size limit, a closed pipe. */
+int cli_print_json(cJSON *doc);
 
 /* Loads the registry with built-ins and --skills directories; problems with
  * user skill files are reported on stderr as "aloft: PATH: reason". */

@@ -166,7 +166,7 @@ int cmd_check(int argc, char **argv)
                 cJSON_AddNullToObject(doc, "verify");
             rep = NULL;
         }
-        cli_print_json(doc);
+        if (cli_print_json(doc) != CLI_OK) rc = CLI_FAIL;
     } else {
         for (int i = 0; i < r.ndiags; i++)
             fprintf(stderr, "%d:%d: %s\n", r.diags[i].line, r.diags[i].col, r.diags[i].message);

@@ -107,7 +107,7 @@ int cmd_detect(int argc, char **argv)
     }
     if (doc) {
         if (rc == CLI_OK)
-            cli_print_json(doc);
+            rc = cli_print_json(doc);
         else
             cJSON_Delete(doc);
     }

@@ -271,10 +271,8 @@ int cmd_log(int argc, char **argv)
         char path[1024];
         bool missing = strstr(err, "no mission database") != NULL;
         if (missing && !db && !id && store_resolve_path(NULL, path, sizeof path, NULL, 0) == 0) {
-            if (c.json)
-                cli_print_json(cJSON_CreateArray());
-            else
-                printf("no missions recorded (%s does not exist yet)\n", path);
+            if (c.json) return cli_print_json(cJSON_CreateArray());
+            printf("no missions recorded (%s does not exist yet)\n", path);
             return CLI_OK;
         }
         return cli_fail(c.cmd, "%s", err);
@@ -284,10 +282,7 @@ int cmd_log(int argc, char **argv)
                          : store_list_json(s, err, sizeof err);
     store_close(s);
     if (!doc) return cli_fail(c.cmd, "%s", err);
-    if (c.json) {
-        cli_print_json(doc);
-        return CLI_OK;
-    }
+    if (c.json) return cli_print_json(doc);
     if (objects)
         print_objects(doc);
     else if (id)

@@ -125,7 +125,7 @@ int cmd_lua(int argc, char **argv)
         ctx.calls = NULL;
         cJSON_AddNumberToObject(doc, "instructions", (double)use.instructions);
         cJSON_AddNumberToObject(doc, "memory_peak", (double)use.memory_peak);
-        cli_print_json(doc);
+        if (cli_print_json(doc) != CLI_OK) status = CLI_FAIL;
     } else if (status != CLI_OK) {
         fprintf(stderr, "aloft lua: %s\n", err);
     }

@@ -47,7 +47,13 @@ static const char usage[] =
     "  --time-scale X        simulated seconds per real second; 0 = instant\n"
     "                        (default 1, or 0 with --json)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
-    "  --pictures DIR        where take_picture writes (default $TMPDIR or /tmp)\n"
+    "  --pictures DIR        where take_picture makes the mission's own pictures\n"
+    "                        directory, aloft-pictures-XXXXXX (default $TMPDIR\n"
+    "                        or /tmp)\n"
+    "  --max-pictures N      pictures one mission may take (default 100); past\n"
+    "                        it take_picture returns False\n"
+    "  --max-picture-bytes BYTES  bytes of pictures one mission may write, k/M/G\n"
+    "                        suffixes allowed (default 64M); past it likewise\n"
     "  --quiet               no progress on stderr\n"
     "  --verify N            first fly the plan in N worlds sampled from the scene\n"
     "                        (as `aloft check --verify`, seed --seed) and fly it for\n"
@@ -97,6 +103,8 @@ enum {
     OPT_REPLAY,
     OPT_TELLO, /* every Tello option: see tello_config_option */
     OPT_VERIFY,
+    OPT_MAX_PICTURES,
+    OPT_MAX_PICTURE_BYTES,
 };
 
 typedef struct run_args {
@@ -105,6 +113,7 @@ typedef struct run_args {
     const char *task;
     const char *drone;
     const char *pictures;
+    unsigned long long max_pictures, max_picture_bytes; /* 0: the defaults */
     double time_scale;
     bool time_scale_set;
     unsigned long long seed;
@@ -124,7 +133,8 @@ typedef struct run_args {
     bool tello_options; /* a Tello option other than --drone was given */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
-    long verify; /* --verify N worlds, or 0 */
+    long verify;   /* --verify N worlds, or 0 */
+    bool reported; /* the report went out (print_report) */
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -197,6 +207,8 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"prompts", required_argument, 0, OPT_PROMPTS},
         {"replay", required_argument, 0, OPT_REPLAY},
         {"verify", required_argument, 0, OPT_VERIFY},
+        {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
+        {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -231,6 +243,17 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->tello_options = true;
             break;
         case OPT_PICTURES: a->pictures = optarg; break;
+        case OPT_MAX_PICTURES:
+            if (cli_parse_u64(optarg, false, &a->max_pictures) || a->max_pictures == 0 ||
+                a->max_pictures > 100000)
+                return cli_usage_error(a->c.cmd,
+                                       "--max-pictures: '%s' is not a number in 1..100000", optarg);
+            break;
+        case OPT_MAX_PICTURE_BYTES:
+            if (cli_parse_u64(optarg, true, &a->max_picture_bytes) || a->max_picture_bytes == 0)
+                return cli_usage_error(a->c.cmd, "--max-picture-bytes: '%s' is not a size > 0",
+                                       optarg);
+            break;
         case OPT_QUIET: a->quiet = true; break;
         case OPT_TIME_SCALE: {
             char *end;
@@ -409,6 +432,9 @@ static char *params_json(const run_args *a)
     cJSON_AddNumberToObject(p, "max_instructions", (double)l.max_instructions);
     cJSON_AddNumberToObject(p, "max_memory", (double)l.max_memory);
     cJSON_AddNumberToObject(p, "timeout_ms", (double)l.timeout_ms);
+    if (a->max_pictures) cJSON_AddNumberToObject(p, "max_pictures", (double)a->max_pictures);
+    if (a->max_picture_bytes)
+        cJSON_AddNumberToObject(p, "max_picture_bytes", (double)a->max_picture_bytes);
     cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
     for (int i = 0; i < a->c.n_skill_dirs; i++) {
         char *abs = realpath(a->c.skill_dirs[i], NULL);
@@ -442,6 +468,13 @@ static cJSON *apply_params(run_args *a, const char *text)
     if (!a->c.limits.timeout_ms &&
         cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "timeout_ms")))
         a->c.limits.timeout_ms = (uint64_t)v->valuedouble;
+    /* The store is read, not trusted: out-of-range caps keep the defaults. */
+    v = cJSON_GetObjectItemCaseSensitive(p, "max_pictures");
+    if (!a->max_pictures && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 100000)
+        a->max_pictures = (unsigned long long)v->valuedouble;
+    v = cJSON_GetObjectItemCaseSensitive(p, "max_picture_bytes");
+    if (!a->max_picture_bytes && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < 1e18)
+        a->max_picture_bytes = (unsigned long long)v->valuedouble;
     v = cJSON_GetObjectItemCaseSensitive(p, "skills");
     for (const cJSON *d = a->c.n_skill_dirs  ? NULL
                           : cJSON_IsArray(v) ? v->child
@@ -497,7 +530,11 @@ static int open_world(const run_args *a, const flight *f, mission_world *w, char
             return -1;
         }
     } else {
-        sim_options so = {.time_scale = a->time_scale, .seed = a->seed, .picture_dir = a->pictures};
+        sim_options so = {.time_scale = a->time_scale,
+                          .seed = a->seed,
+                          .picture_dir = a->pictures,
+                          .max_pictures = (int)a->max_pictures,
+                          .max_picture_bytes = a->max_picture_bytes};
         if (mission_world_sim_scene(w, f->scene, &so, err, errlen)) return -1;
     }
     vision_options vo = a->vision;
@@ -599,9 +636,13 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
     if (status == STORE_OK && !ok) status = STORE_FAILED;
     if (mission_record_close(rec, status, cJSON_IsString(e) ? e->valuestring : NULL,
                              cJSON_GetObjectItemCaseSensitive(*doc, "result"), err, sizeof err)) {
-        fprintf(stderr, "aloft %s: mission %lld not recorded to its end: %s\n", a->c.cmd,
-                (long long)*id, err);
-        rc = CLI_FAIL;
+        rc = cli_fail(a->c.cmd, "mission %lld not recorded to its end: %s", (long long)*id, err);
+        /* Exit 1 and "ok": true would contradict each other: a mission the
+         * store lost the end of (a full disk) is reported as failed. */
+        if (ok) {
+            runner_report_set(*doc, "ok", cJSON_CreateFalse());
+            runner_report_set(*doc, "error", cJSON_CreateString(cli_last_error()));
+        }
     }
     mission_world_close(&world, land);
     registry_free(reg);
@@ -617,13 +658,12 @@ static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
     return rc;
 }
 
-/* Prints the report (all of it with --json, else the plan's log lines). */
-static void print_report(const run_args *a, cJSON *doc)
+/* Prints the report (all of it with --json, else the plan's log lines).
+ * Returns CLI_FAIL when stdout refused the JSON document, else CLI_OK. */
+static int print_report(run_args *a, cJSON *doc)
 {
-    if (a->c.json) {
-        cli_print_json(doc);
-        return;
-    }
+    a->reported = true;
+    if (a->c.json) return cli_print_json(doc);
     cJSON *logs = cJSON_GetObjectItemCaseSensitive(doc, "logs");
     for (const cJSON *l = logs ? logs->child : NULL; l; l = l->next)
         printf("%s\n", l->valuestring);
@@ -633,6 +673,7 @@ static void print_report(const run_args *a, cJSON *doc)
         if (cJSON_IsString(e)) fprintf(stderr, "aloft run: %s\n", e->valuestring);
     }
     cJSON_Delete(doc);
+    return CLI_OK;
 }
 
 /* Loads mission ID's recorded scene into a new scene, or NULL. */
@@ -721,8 +762,8 @@ static int run_replay(run_args *a)
                 fprintf(stderr, "replay of mission %lld: %s%s\n", a->replay,
                         same == 1 ? "the skill calls match" : "the skill calls differ: ",
                         same == 1 ? "" : why);
-            print_report(a, doc);
             rc = same == 1 ? CLI_OK : CLI_FAIL;
+            if (print_report(a, doc) != CLI_OK) rc = CLI_FAIL;
         }
         cJSON_Delete(params);
     }
@@ -773,46 +814,82 @@ static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON *
     return rc;
 }
 
+/* Flies the plan or task of A (after --verify). Returns the exit status;
+ * the report is printed unless the run ended before it had one (then the
+ * mission's id, if one was recorded, is in *ID). */
+static int run_mission(run_args *a, int64_t *id)
+{
+    char err[1024];
+    size_t len = 0, scene_len;
+    char *plan = NULL;
+    if (a->plan_path) {
+        plan = cli_read_input(a->plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
+        if (!plan) return cli_fail(a->c.cmd, "%s", err);
+    }
+    scene *sc = a->c.scene ? malloc(sizeof *sc) : NULL;
+    char *scene_text = NULL;
+    if (a->c.scene && (!sc || scene_load(sc, a->c.scene, err, sizeof err))) {
+        if (!sc) snprintf(err, sizeof err, "out of memory");
+        free(sc);
+        free(plan);
+        return cli_fail(a->c.cmd, "%s", err);
+    }
+    /* The scene as the file says it, for replay (it parsed, so it is JSON). */
+    if (a->c.scene)
+        scene_text = cli_read_input(a->c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
+    flight f = {plan, len, sc, scene_text, 0, NULL};
+    cJSON *doc = NULL;
+    cJSON *verified = NULL;
+    int rc = a->verify && plan ? verify_first(a, &f, &doc, &verified) : -1;
+    if (rc < 0) rc = fly(a, &f, &doc, id);
+    if (doc && verified)
+        cJSON_AddItemToObject(doc, "verify", verified);
+    else
+        cJSON_Delete(verified);
+    if (doc && print_report(a, doc) != CLI_OK) rc = CLI_FAIL;
+    free(scene_text);
+    free(sc);
+    free(plan);
+    return rc;
+}
+
+/* True when ARGV asks for --json (looked for on its own: a usage error
+ * stops the option parser before it may have seen it). */
+static bool wants_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0) return true;
+    return false;
+}
+
+/* run --json prints exactly one document on every path (SPEC §2). A run
+ * that ended before it had a report (bad input, the store refused, no
+ * drone, battery too low, takeoff failed, ...) prints this one: the
+ * report's fields at their empty values, "ok" false and as "error" the
+ * reason already said on stderr. ID is the mission recorded, or 0. */
+static int print_failure(run_args *a, int rc, int64_t id)
+{
+    cJSON *doc = runner_report_new(NULL, 0);
+    const char *why = cli_last_error();
+    runner_report_set(doc, "error", cJSON_CreateString(*why ? why : "the mission did not start"));
+    cJSON_AddNumberToObject(doc, "excursion_cm", 0);
+    if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
+    a->reported = true;
+    cli_print_json(doc);
+    return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
     tello_config_init(&a.tello);
     vision_options_init(&a.vision);
-    int rc = parse_args(&a, argc, argv);
-    if (rc >= 0) return rc;
-    if (a.replay) return run_replay(&a);
-
-    char err[1024];
-    size_t len = 0, scene_len;
-    char *plan = NULL;
-    if (a.plan_path) {
-        plan = cli_read_input(a.plan_path, CLI_MAX_INPUT, &len, err, sizeof err);
-        if (!plan) return cli_fail(a.c.cmd, "%s", err);
-    }
-    scene *sc = a.c.scene ? malloc(sizeof *sc) : NULL;
-    char *scene_text = NULL;
-    if (a.c.scene && (!sc || scene_load(sc, a.c.scene, err, sizeof err))) {
-        if (!sc) snprintf(err, sizeof err, "out of memory");
-        free(sc);
-        free(plan);
-        return cli_fail(a.c.cmd, "%s", err);
-    }
-    /* The scene as the file says it, for replay (it parsed, so it is JSON). */
-    if (a.c.scene)
-        scene_text = cli_read_input(a.c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
-    flight f = {plan, len, sc, scene_text, 0, NULL};
-    cJSON *doc = NULL;
     int64_t id = 0;
-    cJSON *verified = NULL;
-    rc = a.verify && plan ? verify_first(&a, &f, &doc, &verified) : -1;
-    if (rc < 0) rc = fly(&a, &f, &doc, &id);
-    if (doc && verified)
-        cJSON_AddItemToObject(doc, "verify", verified);
-    else
-        cJSON_Delete(verified);
-    if (doc) print_report(&a, doc);
-    free(scene_text);
-    free(sc);
-    free(plan);
+    int rc = parse_args(&a, argc, argv);
+    if (rc < 0)
+        rc = a.replay ? run_replay(&a) : run_mission(&a, &id);
+    else if (rc == CLI_USAGE)
+        a.c.json = wants_json(argc, argv);
+    if (a.c.json && !a.reported && !a.c.help) rc = print_failure(&a, rc, id);
     return rc;
 }

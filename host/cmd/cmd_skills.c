@@ -82,7 +82,7 @@ int cmd_skills(int argc, char **argv)
         cJSON *list = cJSON_CreateArray();
         for (size_t i = 0; i < registry_count(reg); i++)
             cJSON_AddItemToArray(list, skill_json(registry_at(reg, i)));
-        cli_print_json(list);
+        if (cli_print_json(list) != CLI_OK) problems.n++;
     } else {
         print_table(reg);
     }

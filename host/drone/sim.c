@@ -282,7 +282,9 @@ static int sim_get_state(drone *d, drone_state *out)
 
 static void sim_destroy(drone *d)
 {
-    free(d->impl);
+    sim *s = d->impl;
+    pictures_close(&s->pictures);
+    free(s);
 }
 
 static const drone_ops sim_ops = {
@@ -310,6 +312,8 @@ drone *sim_open(const scene *sc, const sim_options *opts, char *err, size_t errl
     if (opts) s->opts = *opts;
     if (s->opts.time_scale < 0) s->opts.time_scale = 0;
     s->rng = s->opts.seed ^ 0x9e3779b97f4a7c15ull;
+    pictures_init(&s->pictures, s->opts.picture_dir, s->opts.max_pictures,
+                  s->opts.max_picture_bytes);
     s->battery = sc->battery;
     s->state.battery = sc->battery;
     s->state.pose = sc->start;

@@ -22,9 +22,13 @@
 #include <stdint.h>
 
 typedef struct sim_options {
-    double time_scale;       /* simulated s per real s; 0 = instant */
-    uint64_t seed;           /* noise and misses */
-    const char *picture_dir; /* take_picture output; NULL = $TMPDIR or /tmp */
+    double time_scale; /* simulated s per real s; 0 = instant */
+    uint64_t seed;     /* noise and misses */
+    /* take_picture: the parent of the mission's pictures directory (NULL =
+     * $TMPDIR or /tmp) and its caps (0 = the defaults), drone/pictures.h */
+    const char *picture_dir;
+    int max_pictures;
+    uint64_t max_picture_bytes;
     /* Called on the flying thread while a motion runs in real time (about
      * every 10 ms) and when it ends, with the pose so far: for live views.
      * NULL = none. */
@@ -44,8 +48,10 @@ bool sim_is(const drone *d);
  * order of the scene. Returns how many. Draws from the noise generator. */
 int sim_observe(drone *d, vision_object *out, int max);
 
-/* Writes a PNG of the current view (the detections as labelled boxes) and
- * puts its path into PATH. Returns 0, or -1 with a message. */
+/* Writes a PNG of the current view (the detections as labelled boxes) into
+ * the mission's pictures directory and puts its path into PATH. Returns 0;
+ * 1 when the mission's picture caps are reached (nothing written, ERR says
+ * which); -1 with a message when it could not be written. */
 int sim_take_picture(drone *d, char *path, size_t pathlen, char *err, size_t errlen);
 
 /* Puts the drone at POSE at once, flying (no motion, no collision check):
@@ -62,8 +68,10 @@ const scene *sim_scene(const drone *d);
  * -1 if there is no such object. */
 double sim_distance_to(const drone *d, const char *id);
 
-/* Draws a picture of detections (host/drone/sim_picture.cpp, OpenCV). */
-int sim_picture_write(const char *path, int width, int height, const vision_object *objs, int n,
-                      char *err, size_t errlen);
+/* Draws a picture of detections as PNG bytes (host/drone/sim_picture.cpp,
+ * OpenCV) into *DATA (malloc'd, *LEN bytes). Returns 0, or -1 with a
+ * message. */
+int sim_picture_encode(int width, int height, const vision_object *objs, int n,
+                       unsigned char **data, size_t *len, char *err, size_t errlen);
 
 #endif

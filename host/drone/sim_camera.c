@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CAM_NEAR 1.0         /* cm: corners closer than this are clamped */
 #define CAM_MIN_VISIBLE 0.25 /* fraction of the box that must be in view */
@@ -131,14 +130,12 @@ int sim_take_picture(drone *d, char *path, size_t pathlen, char *err, size_t err
     sim *s = d->impl;
     vision_object objs[VISION_MAX_OBJECTS];
     int n = sim_observe(d, objs, VISION_MAX_OBJECTS);
-    const char *dir = s->opts.picture_dir;
-    if (!dir || !dir[0]) dir = getenv("TMPDIR");
-    if (!dir || !dir[0]) dir = "/tmp";
-    /* Unique across the simulators of one process (tests open many). */
-    static int taken;
-    int k = __atomic_add_fetch(&taken, 1, __ATOMIC_RELAXED);
-    s->pictures++;
-    snprintf(path, pathlen, "%s/aloft-%ld-%d.png", dir, (long)getpid(), k);
-    return sim_picture_write(path, s->scene.camera.width, s->scene.camera.height, objs, n, err,
-                             errlen);
+    unsigned char *png;
+    size_t len;
+    if (sim_picture_encode(s->scene.camera.width, s->scene.camera.height, objs, n, &png, &len, err,
+                           errlen))
+        return -1;
+    int rc = pictures_save(&s->pictures, png, len, "png", path, pathlen, err, errlen);
+    free(png);
+    return rc;
 }

@@ -2,6 +2,7 @@
 #ifndef ALOFT_DRONE_SIM_INTERNAL_H
 #define ALOFT_DRONE_SIM_INTERNAL_H
 
+#include "drone/pictures.h"
 #include "drone/sim.h"
 
 typedef struct sim {
@@ -14,7 +15,7 @@ typedef struct sim {
     drone_pose from, to;     /* the motion in progress */
     double drift_x, drift_y; /* where the wind has carried it since the motion began */
     uint64_t rng;            /* xorshift64* state */
-    int pictures;            /* pictures taken, for file names */
+    pictures pictures;       /* where take_picture writes, and its caps */
 } sim;
 
 double sim_wrap_yaw(double yaw);

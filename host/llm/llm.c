@@ -8,6 +8,7 @@
  * cancelled). Body bytes go to on_body, which either feeds the SSE reader
  * (streams) or collects the JSON body (non-streaming replies and errors).
  */
+#include "jsonout.h"
 #include "llm/llm.h"
 #include "llm/retry_after.h"
 #include "llm/sse.h"
@@ -301,7 +302,9 @@ static char *request_json(const llm_config *cfg, const llm_request *req)
     }
     if (cfg->temperature >= 0) cJSON_AddNumberToObject(root, "temperature", cfg->temperature);
     if (cfg->max_tokens > 0) cJSON_AddNumberToObject(root, "max_tokens", cfg->max_tokens);
-    char *s = cJSON_PrintUnformatted(root);
+    /* A task or a skill description with invalid UTF-8 must still make a
+     * request body the server can parse. */
+    char *s = jsonout_print(root);
     cJSON_Delete(root);
     return s;
 }

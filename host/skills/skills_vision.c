@@ -82,9 +82,16 @@ int skill_take_picture(skill_ctx *ctx, lua_State *L)
     if (!d) return luaL_error(L, "take_picture: no camera connected (give a scene with --scene)");
     if (!sim_is(d)) return luaL_error(L, "take_picture: this drone has no picture source");
     if (!sandbox_alive(ctx->sb)) sandbox_check(L);
-    char path[512], err[256];
-    if (sim_take_picture(d, path, sizeof path, err, sizeof err))
-        return luaL_error(L, "take_picture: %s", err);
+    char path[1024], err[1024];
+    int rc = sim_take_picture(d, path, sizeof path, err, sizeof err);
+    /* A cap reached is the plan's to handle (False, as a vision skill that
+     * sees nothing); a picture that cannot be written (a full disk, a file
+     * size limit) ends the mission like any failed skill: the drone lands. */
+    if (rc < 0) return luaL_error(L, "take_picture: %s", err);
+    if (rc > 0) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
     lua_pushstring(L, path);
     return 1;
 }

@@ -385,8 +385,9 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     return e;
 }
 
-/* Removes the files of DIR (take_picture's pictures). */
-static void empty_dir(const char *dir)
+/* Removes what DIR holds: take_picture's pictures, in a directory per
+ * world (drone/pictures.h), DEPTH levels down. */
+static void empty_dir(const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -394,6 +395,7 @@ static void empty_dir(const char *dir)
         char path[1024];
         if (e->d_name[0] == '.') continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_type == DT_DIR && depth > 0) empty_dir(path, depth - 1);
         remove(path);
     }
     if (d) closedir(d);
@@ -445,10 +447,10 @@ cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
             cJSON_AddItemToArray(list, e);
         }
         /* Pictures are not needed once a world is over. */
-        if (!o->picture_dir) empty_dir(oo.picture_dir);
+        if (!o->picture_dir) empty_dir(oo.picture_dir, 1);
     }
     if (!o->picture_dir) {
-        empty_dir(oo.picture_dir);
+        empty_dir(oo.picture_dir, 1);
         rmdir(oo.picture_dir);
     }
     if (!doc) return NULL;

@@ -1,6 +1,8 @@
 /* The event log behind a drone's SSE stream (see web_events.h). */
 #include "web/web_events.h"
 
+#include "jsonout.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -69,7 +71,7 @@ void web_events_reset(web_events *h)
 
 long web_events_add(web_events *h, const char *kind, cJSON *data)
 {
-    char *json = data ? cJSON_PrintUnformatted(data) : NULL;
+    char *json = data ? jsonout_print(data) : NULL;
     cJSON_Delete(data);
     if (!json) return -1;
     long id = -1;

@@ -2,6 +2,7 @@
 #include "web/web_server.h"
 
 #include "embedded.h"
+#include "jsonout.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -53,7 +54,7 @@ static enum MHD_Result send_response(struct MHD_Connection *c, unsigned status,
 /* Sends DOC (taken) as JSON. */
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, cJSON *doc)
 {
-    char *text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    char *text = doc ? jsonout_print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) return MHD_NO;
     struct MHD_Response *r =
@@ -280,7 +281,7 @@ static enum MHD_Result method_not_allowed(struct MHD_Connection *c, const char *
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "error", "method not allowed");
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = jsonout_print(o);
     cJSON_Delete(o);
     if (!text) return MHD_NO;
     struct MHD_Response *r =
