@@ -70,7 +70,8 @@
 #define STATE_FRESH_MS 1000  /* state older than this is stale */
 #define TAKEOFF_HEIGHT_CM 80 /* where the Tello hovers after takeoff (dead reckoning) */
 #define POLL_SLICE_MS 50
-#define SETTLED_MS 150 /* state this long after a motion's end shows its result */
+#define SETTLED_MS 150   /* state this long after a motion's end shows its result */
+#define STOP_WAIT_MS 250 /* for the answer to `stop`: a cancel must act within 1 s */
 
 typedef enum motion_kind {
     MOTION_NONE,
@@ -115,9 +116,14 @@ typedef struct tello {
     tello_sdk_state sdk;
     telemetry tm;
     double yaw_ref;
+    bool have_yaw_ref; /* a valid yaw arrived: yaw_ref holds the first one */
+    /* The last value the drone sent for these was not valid (not finite or
+     * out of range, tello_state_validate): that part of the state is
+     * unknown until a valid one comes (drone_state.known). */
+    bool yaw_bad, h_bad, bat_bad;
 
     bool connected, flying;
-    int battery;          /* -1 until known */
+    int battery;          /* -1 until known; always a checked 0-100 */
     double x, y, z;       /* pose: x/y dead-reckoned, z from h */
     double yaw;           /* compass heading */
     bool in_motion;       /* a motion command is under way */
@@ -147,41 +153,54 @@ static bool aborted(tello *t)
 
 /* ---- state listener ------------------------------------------------------ */
 
-/* Folds one state packet into the telemetry (lock held). */
+/* Folds one state packet, validated (tello_state_validate), into the
+ * telemetry (lock held). A field the packet lacks keeps its last value and
+ * makes its part of the state unknown. */
 static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
 {
     telemetry *tm = &t->tm;
+    bool has_yaw = s->fields & TELLO_F_YAW, has_h = s->fields & TELLO_F_H;
+    unsigned speeds = TELLO_F_VGX | TELLO_F_VGY | TELLO_F_VGZ;
     double dt = tm->have ? fmin((now - tm->at_ms) / 1e3, 0.5) : 0;
-    /* vgx/vgy/vgz come in dm/s. */
+    /* vgx/vgy/vgz come in dm/s; speeds that were not valid count as
+     * motion, as the check leans toward "it moved" (see the top). */
     double vh = hypot(s->vgx, s->vgy) * 10, vv = fabs(s->vgz) * 10;
-    bool moving = vh > 0 || vv > 0;
-    bool changed =
-        moving || (tm->have && (fabs(s->h - tm->h) >= 5 || angle_diff(s->yaw, tm->yaw) >= 2));
+    bool moving = vh > 0 || vv > 0 || (s->fields & speeds) != speeds;
+    bool had_yaw = t->have_yaw_ref;
+    bool changed = moving || (tm->have && has_h && fabs(s->h - tm->h) >= 5) ||
+                   (had_yaw && has_yaw && angle_diff(s->yaw, tm->yaw) >= 2);
     tm->odo_h += vh * dt;
     tm->odo_v += vv * dt;
     /* Summed per packet so that a full 360 counts; changes under 2 degrees
      * are the IMU's jitter while hovering. */
-    double dyaw = tm->have ? angle_diff(s->yaw, tm->yaw) : 0;
+    double dyaw = had_yaw && has_yaw ? angle_diff(s->yaw, tm->yaw) : 0;
     if (dyaw >= 2) tm->odo_yaw += dyaw;
     if (moving) tm->moving++;
     tm->still_run = changed ? 0 : tm->still_run + 1;
-    if (!tm->have) t->yaw_ref = s->yaw;
+    if (has_yaw && !had_yaw) {
+        t->yaw_ref = s->yaw;
+        t->have_yaw_ref = true;
+    }
     /* Between motions the drone's own height and yaw correct the pose: the
      * Tello over- or under-turns a little and holds no exact height. During
      * a motion (and just after, while packets sent before its end arrive)
      * the pose stays the commanded one, so that the heading of the next move
      * is not a snapshot taken mid-turn. */
     if (!t->in_motion && now >= t->settled_ms) {
-        t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
-        if (t->flying) t->z = s->h;
+        if (has_yaw) t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
+        if (t->flying && has_h) t->z = s->h;
     }
+    t->yaw_bad = !has_yaw;
+    t->h_bad = !has_h;
+    t->bat_bad = !(s->fields & TELLO_F_BAT);
+    /* In [0, 100] once validated: the conversion is defined. */
+    if (!t->bat_bad) t->battery = (int)lround(s->bat);
     tm->have = true;
     tm->at_ms = now;
-    tm->h = s->h;
-    tm->yaw = s->yaw;
+    if (has_h) tm->h = s->h;
+    if (has_yaw) tm->yaw = s->yaw;
     tm->packets++;
     t->sdk = *s;
-    t->battery = (int)s->bat;
 }
 
 static void *state_main(void *arg)
@@ -201,6 +220,7 @@ static void *state_main(void *arg)
         if (n <= 0 || !tello_link_from_drone(&t->link, &src, false)) continue;
         tello_sdk_state s;
         if (tello_state_parse(buf, (size_t)n, &s) < 0) continue;
+        tello_state_validate(&s);
         pthread_mutex_lock(&t->lock);
         telemetry_update(t, &s, tello_now_ms());
         pthread_mutex_unlock(&t->lock);
@@ -274,18 +294,23 @@ static int check_executed(tello *t, const motion *m, const telemetry *before, ch
     }
 }
 
-/* Sends `stop` after a cancel, so that the drone hovers where it is. */
-static void send_stop(tello *t)
+/* Sends `stop` so that the drone hovers where it is, and waits at most
+ * STOP_WAIT_MS for its "ok"; without one it sends `stop` once more and
+ * returns at once: a cancel must take effect within a second even when the
+ * drone does not answer (cmd_lock held). Returns 0 if the drone said ok. */
+static int send_stop(tello *t)
 {
     char reply[512], err[256];
-    for (int i = 0; i <= t->cfg.retries; i++) {
-        tello_link_drain(&t->link);
-        if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return;
-        if (tello_link_await(&t->link, TELLO_REPLY_CONTROL,
-                             tello_now_ms() + fmin(t->cfg.timeout_ms, 1000), NULL, reply,
-                             sizeof reply) == TELLO_LINK_REPLY)
-            return;
+    tello_link_drain(&t->link);
+    if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return -1;
+    double sent = tello_now_ms();
+    if (tello_link_await(&t->link, TELLO_REPLY_CONTROL, sent + STOP_WAIT_MS, NULL, reply,
+                         sizeof reply) == TELLO_LINK_REPLY) {
+        mark_heard(t, sent);
+        return strcasecmp(reply, "ok") == 0 ? 0 : -1;
     }
+    tello_link_send(&t->link, "stop", err, sizeof err);
+    return -1;
 }
 
 /* ---- control commands and queries --------------------------------------- */
@@ -428,6 +453,23 @@ out:
     return rc;
 }
 
+/* Asks the drone its battery level into *PCT (and the state). An answer
+ * that is not a percentage is an error and leaves the battery unknown. */
+static int query_battery(tello *t, int *pct, char *err, size_t errlen)
+{
+    double v;
+    if (query_number(t, "battery?", &v, err, errlen) < 0) return -1;
+    bool valid = tello_battery_valid(v);
+    pthread_mutex_lock(&t->lock);
+    t->bat_bad = !valid;
+    if (valid) t->battery = *pct = (int)lround(v);
+    pthread_mutex_unlock(&t->lock);
+    if (!valid)
+        snprintf(err, errlen,
+                 "the Tello answered %g to 'battery?', which is not a battery level (0-100%%)", v);
+    return valid ? 0 : -1;
+}
+
 /* ---- keep-alive ------------------------------------------------------------ */
 
 static void keepalive_once(tello *t)
@@ -443,7 +485,12 @@ static void keepalive_once(tello *t)
     pthread_mutex_lock(&t->lock);
     if (ok) {
         if (sent > t->heard_ms) t->heard_ms = sent;
-        if (tello_reply_is_query(reply)) t->battery = atoi(reply);
+        double v = strtod(reply, NULL);
+        if (tello_reply_is_query(reply)) {
+            /* Checked before the conversion: a huge answer is no level. */
+            t->bat_bad = !tello_battery_valid(v);
+            if (!t->bat_bad) t->battery = (int)lround(v);
+        }
     } else {
         t->keepalive_retry_ms = tello_now_ms() + 300; /* lost: try again soon, not in 10 s */
     }
@@ -477,21 +524,22 @@ static void *keepalive_main(void *arg)
 
 /* ---- pose ------------------------------------------------------------------ */
 
-/* Moves the dead-reckoned x/y by CM in direction DIR at heading YAW. */
+/* Moves the dead-reckoned pose by CM in direction DIR at heading YAW. */
 static void dead_reckon(tello *t, drone_dir dir, double cm, double yaw)
 {
-    double r = yaw * M_PI / 180;
-    double fx = sin(r), fy = cos(r), rx = cos(r), ry = -sin(r);
     pthread_mutex_lock(&t->lock);
-    switch (dir) {
-    case DRONE_FORWARD: t->x += cm * fx, t->y += cm * fy; break;
-    case DRONE_BACK: t->x -= cm * fx, t->y -= cm * fy; break;
-    case DRONE_RIGHT: t->x += cm * rx, t->y += cm * ry; break;
-    case DRONE_LEFT: t->x -= cm * rx, t->y -= cm * ry; break;
-    case DRONE_UP: t->z += cm; break;
-    case DRONE_DOWN: t->z = fmax(0, t->z - cm); break;
-    }
+    drone_pose p = {t->x, t->y, t->z, yaw};
+    drone_pose q = drone_pose_after(&p, dir, cm);
+    t->x = q.x;
+    t->y = q.y;
+    t->z = fmax(0, q.z);
     pthread_mutex_unlock(&t->lock);
+}
+
+/* The pose in the world frame (lock held). */
+static drone_pose world_pose(const tello *t)
+{
+    return (drone_pose){t->cfg.start.x + t->x, t->cfg.start.y + t->y, t->z, t->yaw};
 }
 
 /* ---- the drone operations -------------------------------------------------- */
@@ -504,11 +552,14 @@ static tello *impl(drone *d)
 static int tello_connect(drone *d, char *err, size_t errlen)
 {
     tello *t = impl(d);
-    if (control(t, "command", t->cfg.timeout_ms, NULL, true, err, errlen) != CTRL_OK) return -1;
-    double bat;
-    if (query_number(t, "battery?", &bat, err, errlen) < 0) return -1;
+    /* An absent drone must not keep the user waiting for every try's full
+     * timeout: the tries share one timeout (and the message says so). */
+    int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
+    int per_try = t->cfg.timeout_ms / tries > 0 ? t->cfg.timeout_ms / tries : 1;
+    if (control(t, "command", per_try, NULL, true, err, errlen) != CTRL_OK) return -1;
+    int bat;
+    if (query_battery(t, &bat, err, errlen) < 0) return -1;
     pthread_mutex_lock(&t->lock);
-    t->battery = (int)bat;
     t->connected = true;
     pthread_mutex_unlock(&t->lock);
     if (t->cfg.video &&
@@ -527,14 +578,11 @@ static int tello_takeoff(drone *d, char *err, size_t errlen)
         snprintf(err, errlen, "the Tello is not connected");
         return -1;
     }
-    double bat;
-    if (query_number(t, "battery?", &bat, err, errlen) < 0) return -1;
-    pthread_mutex_lock(&t->lock);
-    t->battery = (int)bat;
-    pthread_mutex_unlock(&t->lock);
+    int bat;
+    if (query_battery(t, &bat, err, errlen) < 0) return -1;
     if (bat < t->cfg.battery_min) {
         snprintf(err, errlen, "battery at %d%%, under the %d%% needed to take off: not taking off",
-                 (int)bat, t->cfg.battery_min);
+                 bat, t->cfg.battery_min);
         return -1;
     }
     motion m = {MOTION_TAKEOFF, TAKEOFF_HEIGHT_CM};
@@ -571,14 +619,6 @@ static int tello_land(drone *d, char *err, size_t errlen)
     return 0;
 }
 
-static const char *dir_word(drone_dir dir, bool reverse)
-{
-    static const char *words[] = {"forward", "back", "left", "right", "up", "down"};
-    static const drone_dir opposite[] = {DRONE_BACK, DRONE_FORWARD, DRONE_RIGHT,
-                                         DRONE_LEFT, DRONE_DOWN,    DRONE_UP};
-    return words[reverse ? opposite[dir] : dir];
-}
-
 static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
 {
     tello *t = impl(d);
@@ -586,12 +626,16 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         snprintf(err, errlen, "bad move: direction %d, %d cm", (int)dir, cm);
         return -1;
     }
+    /* Every step goes to the constraint check before anything is sent (a
+     * pair in the order that keeps to the limits), and each again just
+     * before it is sent, from the pose the drone has then. */
+    pthread_mutex_lock(&t->lock);
+    drone_pose from = world_pose(t);
+    pthread_mutex_unlock(&t->lock);
     tello_step steps[TELLO_MAX_STEPS];
-    int n = tello_split_move(cm, dir == DRONE_UP, steps, TELLO_MAX_STEPS);
-    if (n < 0) {
-        snprintf(err, errlen, "a move of %d cm is too long for one skill call", cm);
-        return -1;
-    }
+    int n = tello_plan_move(dir, cm, &from, d->check_step, d->check_step_ud, steps, TELLO_MAX_STEPS,
+                            err, errlen);
+    if (n < 0) return -1;
     bool vertical = dir == DRONE_UP || dir == DRONE_DOWN;
     for (int i = 0; i < n; i++) {
         if (aborted(t)) {
@@ -599,22 +643,24 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
             return -1;
         }
         char cmd[64];
-        snprintf(cmd, sizeof cmd, "%s %d", dir_word(dir, steps[i].reverse), steps[i].amount);
+        tello_step_command(dir, &steps[i], cmd, sizeof cmd);
+        double sign = steps[i].reverse ? -1 : 1;
         pthread_mutex_lock(&t->lock);
-        double yaw = t->yaw;
+        drone_pose at = world_pose(t);
         pthread_mutex_unlock(&t->lock);
+        drone_pose to = drone_pose_after(&at, dir, sign * steps[i].amount);
+        if (d->check_step && d->check_step(d->check_step_ud, &at, &to, cmd, err, errlen)) return -1;
         telemetry before = telemetry_now(t);
         motion m = {vertical ? MOTION_VERT : MOTION_HORIZ, steps[i].amount};
         ctrl_result r = control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen);
-        double sign = steps[i].reverse ? -1 : 1;
         if (r == CTRL_OK) {
-            dead_reckon(t, dir, sign * steps[i].amount, yaw);
+            dead_reckon(t, dir, sign * steps[i].amount, at.yaw);
             continue;
         }
         if (r == CTRL_CANCELLED && !vertical) {
             /* Part of the step was flown: estimate it from the speeds. */
             double flown = fmin(telemetry_now(t).odo_h - before.odo_h, steps[i].amount);
-            dead_reckon(t, dir, sign * flown, yaw);
+            dead_reckon(t, dir, sign * flown, at.yaw);
         }
         return -1;
     }
@@ -649,8 +695,15 @@ static int tello_turn(drone *d, int degrees, char *err, size_t errlen)
 static int tello_hover(drone *d)
 {
     tello *t = impl(d);
-    char err[256];
-    return control(t, "stop", t->cfg.timeout_ms, NULL, false, err, sizeof err) == CTRL_OK ? 0 : -1;
+    pthread_mutex_lock(&t->lock);
+    bool connected = t->connected;
+    pthread_mutex_unlock(&t->lock);
+    /* A drone that never answered `command` takes no other command. */
+    if (!connected) return 0;
+    pthread_mutex_lock(&t->cmd_lock);
+    int rc = send_stop(t);
+    pthread_mutex_unlock(&t->cmd_lock);
+    return rc;
 }
 
 /* Motors off at once, wherever the drone is. Sent twice without waiting: a
@@ -673,11 +726,10 @@ static int tello_get_state(drone *d, drone_state *out)
     tello *t = impl(d);
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&t->lock);
-    out->pose.x = t->cfg.start.x + t->x;
-    out->pose.y = t->cfg.start.y + t->y;
-    out->pose.z = t->z;
-    out->pose.yaw = t->yaw;
+    out->pose = world_pose(t);
     out->battery = t->battery;
+    out->known = (t->yaw_bad ? 0 : DRONE_KNOWN_POSITION) | (t->h_bad ? 0 : DRONE_KNOWN_HEIGHT) |
+                 (t->bat_bad || t->battery < 0 ? 0 : DRONE_KNOWN_BATTERY);
     out->flying = t->flying;
     if (t->tm.have) {
         out->tof_cm = t->sdk.tof;
