@@ -696,10 +696,11 @@ static int tello_hover(drone *d)
 {
     tello *t = impl(d);
     pthread_mutex_lock(&t->lock);
-    bool connected = t->connected;
+    bool up = t->connected && t->flying;
     pthread_mutex_unlock(&t->lock);
-    /* A drone that never answered `command` takes no other command. */
-    if (!connected) return 0;
+    /* Nothing to stop on the ground, and a drone that never answered
+     * `command` takes no other command. */
+    if (!up) return 0;
     pthread_mutex_lock(&t->cmd_lock);
     int rc = send_stop(t);
     pthread_mutex_unlock(&t->cmd_lock);
