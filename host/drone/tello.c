@@ -39,6 +39,16 @@
  * whenever the drone is between motions: z is then its own height above the
  * take-off point (h), yaw its IMU yaw relative to the first one it reported,
  * added to cfg.start.yaw. Without a state stream they stay dead-reckoned.
+ * Every state field is validated where it enters (tello_telemetry.c): while
+ * the last yaw, h or bat the drone sent was not valid, the position, height
+ * or battery is unknown (drone_state.known) and the constraint check refuses
+ * the motions that need it. Battery answers are checked the same way.
+ *
+ * Steps. A move becomes SDK steps (tello_steps.h); each one is submitted to
+ * the constraint guard's step check (drone.check_step) before anything is
+ * sent, and again just before it is sent: a move under 20 cm, flown as a
+ * pair, takes the order that keeps inside the geofence and the altitude
+ * band, or is refused.
  *
  * Keep-alive. The Tello lands by itself when it hears nothing for 15 s. A
  * thread sends `battery?` (a query: its answer cannot be mistaken for a
@@ -48,11 +58,12 @@
  * Cancel. Long calls poll d->abort; when it fires during a command the
  * driver sends `stop` (which the Tello accepts at any time, the one
  * exception to one-in-flight) and returns "cancelled" with the drone
- * hovering. land never polls abort: landing after a cancel must work.
+ * hovering. `stop` is not retried at length: it waits a quarter second for
+ * its "ok" and is sent once more without one, so that a cancel takes
+ * effect within a second even when the drone does not answer. land never
+ * polls abort: landing after a cancel must work.
  */
-#include "drone/tello.h"
-#include "drone/tello_link.h"
-#include "drone/tello_state.h"
+#include "drone/tello_internal.h"
 #include "drone/tello_steps.h"
 
 #include <math.h>
@@ -73,166 +84,9 @@
 #define SETTLED_MS 150   /* state this long after a motion's end shows its result */
 #define STOP_WAIT_MS 250 /* for the answer to `stop`: a cancel must act within 1 s */
 
-typedef enum motion_kind {
-    MOTION_NONE,
-    MOTION_HORIZ,
-    MOTION_VERT,
-    MOTION_TURN,
-    MOTION_TAKEOFF,
-    MOTION_LAND
-} motion_kind;
-
-/* What a control command does to the pose, for the lost-reply check. */
-typedef struct motion {
-    motion_kind kind;
-    double amount; /* cm or degrees */
-} motion;
-
-/* Telemetry at one moment, compared before/after a command. */
-typedef struct telemetry {
-    bool have;
-    double at_ms; /* when the last packet came */
-    double h, yaw;
-    double odo_h, odo_v; /* cm flown, integrated from the speeds */
-    double odo_yaw;      /* degrees turned, either way */
-    long packets, moving;
-    long still_run; /* packets in a row without motion */
-} telemetry;
-
-typedef enum ctrl_result { CTRL_OK, CTRL_FAILED, CTRL_CANCELLED } ctrl_result;
-
-typedef struct tello {
-    drone base;
-    tello_config cfg;
-    tello_link link; /* commands and their answers */
-    int state_fd;    /* the state string */
-
-    pthread_mutex_t cmd_lock; /* one command in flight */
-    pthread_mutex_t lock;     /* guards everything below */
-    pthread_cond_t wake;
-    pthread_t state_thread, keepalive_thread;
-    bool stopping;
-
-    tello_sdk_state sdk;
-    telemetry tm;
-    double yaw_ref;
-    bool have_yaw_ref; /* a valid yaw arrived: yaw_ref holds the first one */
-    /* The last value the drone sent for these was not valid (not finite or
-     * out of range, tello_state_validate): that part of the state is
-     * unknown until a valid one comes (drone_state.known). */
-    bool yaw_bad, h_bad, bat_bad;
-
-    bool connected, flying;
-    int battery;          /* -1 until known; always a checked 0-100 */
-    double x, y, z;       /* pose: x/y dead-reckoned, z from h */
-    double yaw;           /* compass heading */
-    bool in_motion;       /* a motion command is under way */
-    double motion_end_ms; /* when the last motion command ended */
-    double settled_ms;    /* state after this shows the last motion's result */
-    double heard_ms;      /* send time of the last command that was answered */
-    double keepalive_retry_ms;
-} tello;
-
-static double wrap360(double deg)
-{
-    double r = fmod(deg, 360.0);
-    return r < 0 ? r + 360.0 : r;
-}
-
-/* |a - b| on the circle. */
-static double angle_diff(double a, double b)
-{
-    double d = fabs(wrap360(a - b));
-    return d > 180 ? 360 - d : d;
-}
-
 static bool aborted(tello *t)
 {
     return t->base.abort && t->base.abort(t->base.abort_ud);
-}
-
-/* ---- state listener ------------------------------------------------------ */
-
-/* Folds one state packet, validated (tello_state_validate), into the
- * telemetry (lock held). A field the packet lacks keeps its last value and
- * makes its part of the state unknown. */
-static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
-{
-    telemetry *tm = &t->tm;
-    bool has_yaw = s->fields & TELLO_F_YAW, has_h = s->fields & TELLO_F_H;
-    unsigned speeds = TELLO_F_VGX | TELLO_F_VGY | TELLO_F_VGZ;
-    double dt = tm->have ? fmin((now - tm->at_ms) / 1e3, 0.5) : 0;
-    /* vgx/vgy/vgz come in dm/s; speeds that were not valid count as
-     * motion, as the check leans toward "it moved" (see the top). */
-    double vh = hypot(s->vgx, s->vgy) * 10, vv = fabs(s->vgz) * 10;
-    bool moving = vh > 0 || vv > 0 || (s->fields & speeds) != speeds;
-    bool had_yaw = t->have_yaw_ref;
-    bool changed = moving || (tm->have && has_h && fabs(s->h - tm->h) >= 5) ||
-                   (had_yaw && has_yaw && angle_diff(s->yaw, tm->yaw) >= 2);
-    tm->odo_h += vh * dt;
-    tm->odo_v += vv * dt;
-    /* Summed per packet so that a full 360 counts; changes under 2 degrees
-     * are the IMU's jitter while hovering. */
-    double dyaw = had_yaw && has_yaw ? angle_diff(s->yaw, tm->yaw) : 0;
-    if (dyaw >= 2) tm->odo_yaw += dyaw;
-    if (moving) tm->moving++;
-    tm->still_run = changed ? 0 : tm->still_run + 1;
-    if (has_yaw && !had_yaw) {
-        t->yaw_ref = s->yaw;
-        t->have_yaw_ref = true;
-    }
-    /* Between motions the drone's own height and yaw correct the pose: the
-     * Tello over- or under-turns a little and holds no exact height. During
-     * a motion (and just after, while packets sent before its end arrive)
-     * the pose stays the commanded one, so that the heading of the next move
-     * is not a snapshot taken mid-turn. */
-    if (!t->in_motion && now >= t->settled_ms) {
-        if (has_yaw) t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
-        if (t->flying && has_h) t->z = s->h;
-    }
-    t->yaw_bad = !has_yaw;
-    t->h_bad = !has_h;
-    t->bat_bad = !(s->fields & TELLO_F_BAT);
-    /* In [0, 100] once validated: the conversion is defined. */
-    if (!t->bat_bad) t->battery = (int)lround(s->bat);
-    tm->have = true;
-    tm->at_ms = now;
-    if (has_h) tm->h = s->h;
-    if (has_yaw) tm->yaw = s->yaw;
-    tm->packets++;
-    t->sdk = *s;
-}
-
-static void *state_main(void *arg)
-{
-    tello *t = arg;
-    char buf[1500];
-    for (;;) {
-        pthread_mutex_lock(&t->lock);
-        bool stop = t->stopping;
-        pthread_mutex_unlock(&t->lock);
-        if (stop) return NULL;
-        struct pollfd pfd = {.fd = t->state_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 100) <= 0) continue;
-        struct sockaddr_storage src;
-        socklen_t srclen = sizeof src;
-        ssize_t n = recvfrom(t->state_fd, buf, sizeof buf, 0, (struct sockaddr *)&src, &srclen);
-        if (n <= 0 || !tello_link_from_drone(&t->link, &src, false)) continue;
-        tello_sdk_state s;
-        if (tello_state_parse(buf, (size_t)n, &s) < 0) continue;
-        tello_state_validate(&s);
-        pthread_mutex_lock(&t->lock);
-        telemetry_update(t, &s, tello_now_ms());
-        pthread_mutex_unlock(&t->lock);
-    }
-}
-
-static telemetry telemetry_now(tello *t)
-{
-    pthread_mutex_lock(&t->lock);
-    telemetry tm = t->tm;
-    pthread_mutex_unlock(&t->lock);
-    return tm;
 }
 
 /* ---- one exchange -------------------------------------------------------- */
@@ -276,13 +130,13 @@ static int check_executed(tello *t, const motion *m, const telemetry *before, ch
     double start = tello_now_ms();
     double quiet_limit = start + fmax(t->cfg.timeout_ms, 1500); /* no evidence either way */
     double hard_limit = start + 4.0 * fmax(t->cfg.timeout_ms, 1500);
-    long packets0 = telemetry_now(t).packets;
+    long packets0 = tello_telemetry_now(t).packets;
     for (;;) {
         int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
                                  &t->base, reply, replylen);
         if (r == TELLO_LINK_REPLY) return CHECK_REPLY;
         if (r == TELLO_LINK_CANCEL) return CHECK_CANCEL;
-        telemetry tm = telemetry_now(t);
+        telemetry tm = tello_telemetry_now(t);
         double now = tello_now_ms();
         bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
         bool still = fresh && tm.still_run >= SETTLE_PACKETS;
@@ -339,7 +193,7 @@ static void await_settled_state(tello *t)
     pthread_mutex_unlock(&t->lock);
     double limit = tello_now_ms() + 250;
     while (tello_now_ms() < limit) {
-        telemetry tm = telemetry_now(t);
+        telemetry tm = tello_telemetry_now(t);
         if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
@@ -366,7 +220,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
     int i;
     for (i = 0; i < tries; i++) {
-        telemetry before = telemetry_now(t);
+        telemetry before = tello_telemetry_now(t);
         tello_link_drain(&t->link);
         if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
         double sent = tello_now_ms();
@@ -607,7 +461,7 @@ static int tello_land(drone *d, char *err, size_t errlen)
     if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) {
         /* Refused because it is down already (it lands by itself on a low
          * battery or a lost link): that is what we asked for. */
-        telemetry tm = telemetry_now(t);
+        telemetry tm = tello_telemetry_now(t);
         if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
             !strstr(err, "refused"))
             return -1;
@@ -650,7 +504,7 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         pthread_mutex_unlock(&t->lock);
         drone_pose to = drone_pose_after(&at, dir, sign * steps[i].amount);
         if (d->check_step && d->check_step(d->check_step_ud, &at, &to, cmd, err, errlen)) return -1;
-        telemetry before = telemetry_now(t);
+        telemetry before = tello_telemetry_now(t);
         motion m = {vertical ? MOTION_VERT : MOTION_HORIZ, steps[i].amount};
         ctrl_result r = control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen);
         if (r == CTRL_OK) {
@@ -659,7 +513,7 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         }
         if (r == CTRL_CANCELLED && !vertical) {
             /* Part of the step was flown: estimate it from the speeds. */
-            double flown = fmin(telemetry_now(t).odo_h - before.odo_h, steps[i].amount);
+            double flown = fmin(tello_telemetry_now(t).odo_h - before.odo_h, steps[i].amount);
             dead_reckon(t, dir, sign * flown, at.yaw);
         }
         return -1;
@@ -824,7 +678,7 @@ drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
     pthread_mutex_init(&t->cmd_lock, NULL);
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->wake, NULL);
-    if (pthread_create(&t->state_thread, NULL, state_main, t) != 0) goto fail_threads;
+    if (pthread_create(&t->state_thread, NULL, tello_state_main, t) != 0) goto fail_threads;
     if (pthread_create(&t->keepalive_thread, NULL, keepalive_main, t) != 0) {
         pthread_mutex_lock(&t->lock);
         t->stopping = true;
