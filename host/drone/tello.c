@@ -332,8 +332,9 @@ static void keepalive_once(tello *t)
     if (pthread_mutex_trylock(&t->cmd_lock) != 0) return; /* a command is on its way */
     tello_link_drain(&t->link);
     double sent = tello_now_ms();
+    /* Short: a cancel that comes meanwhile waits for this lock. */
     bool ok = tello_link_send(&t->link, "battery?", err, sizeof err) == 0 &&
-              tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 1000),
+              tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 500),
                                NULL, reply, sizeof reply) == TELLO_LINK_REPLY;
     pthread_mutex_unlock(&t->cmd_lock);
     pthread_mutex_lock(&t->lock);
