@@ -10,7 +10,8 @@
  *   - NaN, infinite and huge telemetry (yaw, height, battery), in every
  *     packet or every other one;
  *   - battery answers that are no percentage;
- *   - a drone that never acknowledges `land`.
+ *   - a drone that never acknowledges `land`;
+ *   - replies that are no text (control bytes, invalid UTF-8).
  */
 #include "drone/constraints.h"
 #include "mission/runner.h"
@@ -314,6 +315,21 @@ static void a_landing_never_acknowledged_is_a_failure(void)
     CHECK(emu_count(&p, "done land") == 0, "landed");
 }
 
+static void reply_bytes_that_are_no_text_are_replaced(void)
+{
+    limits l = {300, 30, 200};
+    emu_proc p;
+    mission_world w;
+    open_world(&w, &p, "bytes", ARGS(FAST, "--reply", "forward=error \xff\x01\xc3 x"), &l,
+               far_start, 1000);
+    char err[512] = "";
+    CHECK(mission_world_launch(&w, err, sizeof err) == 0, "launch: %s", err);
+    CHECK(w.drone->ops->move(w.drone, DRONE_FORWARD, 50, err, sizeof err) < 0, "moved");
+    CHECK(strstr(err, "refused 'forward 50': error ??? x"), "message: %s", err);
+    mission_world_close(&w, true);
+    emu_stop(&p);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -324,6 +340,7 @@ int main(void)
     hostile_telemetry_never_leaves_the_limits();
     bad_battery_answers_are_errors();
     a_landing_never_acknowledged_is_a_failure();
+    reply_bytes_that_are_no_text_are_replaced();
     registry_free(reg);
     return harness_report("test_tello_hostile");
 }
