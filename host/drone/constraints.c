@@ -192,10 +192,7 @@ static int g_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
     return rc;
 }
 
-/* The check of each physical step (drone_step_check), which the driver
- * calls before sending it: the step's end must lie inside the geofence and
- * the altitude band (or no farther out than its start), and the parts of
- * the state it needs must be known. */
+/* A refused step: counted by g_move only if the motion then fails. */
 static int step_refuse(guard *g, char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -209,6 +206,10 @@ static int step_refuse(guard *g, char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+/* The check of each physical step (drone_step_check), which the driver
+ * calls before sending it: the step's end must lie inside the geofence and
+ * the altitude band (or no farther out than its start), and the parts of
+ * the state it needs must be known. */
 static int g_check_step(void *ud, const drone_pose *from, const drone_pose *to, const char *what,
                         char *err, size_t errlen)
 {
@@ -223,20 +224,22 @@ static int g_check_step(void *ud, const drone_pose *from, const drone_pose *to, 
     const char *part = finite ? unknown_part(&st, need) : "position";
     if (part)
         return step_refuse(g, err, errlen,
-                      "unknown %s: the drone reported no valid %s, so the step '%s' cannot be "
-                      "checked (the drone hovers)",
-                      part, part, what);
+                           "unknown %s: the drone reported no valid %s, so the step '%s' cannot be "
+                           "checked (the drone hovers)",
+                           part, part, what);
     double dist;
     if (leaves_fence(g, from, to->x, to->y, &dist))
-        return step_refuse(g, err, errlen,
-                      "geofence: the step '%s' would end %.0f cm from home, outside the %.0f cm "
-                      "geofence",
-                      what, dist, g->lim.geofence_radius);
+        return step_refuse(
+            g, err, errlen,
+            "geofence: the step '%s' would end %.0f cm from home, outside the %.0f cm "
+            "geofence",
+            what, dist, g->lim.geofence_radius);
     if (leaves_band(g, from, to->z))
-        return step_refuse(g, err, errlen,
-                      "altitude: the step '%s' would end at %.0f cm, outside the altitude band "
-                      "%.0f-%.0f cm",
-                      what, to->z, g->lim.min_z, g->lim.max_z);
+        return step_refuse(
+            g, err, errlen,
+            "altitude: the step '%s' would end at %.0f cm, outside the altitude band "
+            "%.0f-%.0f cm",
+            what, to->z, g->lim.min_z, g->lim.max_z);
     return 0;
 }
 
