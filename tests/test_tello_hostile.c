@@ -194,15 +194,17 @@ static void short_moves_under_the_ceiling_and_over_the_floor_keep_inside(void)
 
 static void a_pair_with_no_safe_order_is_refused(void)
 {
-    limits l = {300, 30, 60};
+    /* Narrower than the pair's 40 cm detour: from the takeoff's 80 cm,
+     * down 15 is down 35 then up 20 (to 45, under the floor) or up 20
+     * then down 35 (to 100, over the ceiling). */
+    limits l = {300, 50, 80};
     emu_proc p;
     mission_world w;
     open_world(&w, &p, "narrow", ARGS(FAST), &l, far_start, 3000);
     char err[512] = "";
     CHECK(mission_world_launch(&w, err, sizeof err) == 0, "launch: %s", err);
-    move(w.drone, &p, DRONE_DOWN, 35, 0, "down 35", "into the band"); /* from 80 to 45 */
     int before = recv_count(&p);
-    CHECK(w.drone->ops->move(w.drone, DRONE_UP, 5, err, sizeof err) < 0, "up 5 passed");
+    CHECK(w.drone->ops->move(w.drone, DRONE_DOWN, 15, err, sizeof err) < 0, "down 15 passed");
     CHECK(constraints_refused(w.drone) && strstr(err, "altitude") && strstr(err, "neither order"),
           "refusal: %s", err);
     char *got = recv_since(&p, before);
@@ -244,8 +246,9 @@ static void fly_against(const hostile *h)
     snprintf(what, sizeof what, "%s every %s", h->field, h->every);
     snprintf(unknown, sizeof unknown, "unknown %s", h->part ? h->part : "");
     if (mission_world_launch(&w, err, sizeof err) < 0) {
-        /* Only a battery nobody can read may keep the drone on the ground. */
-        CHECK(h->part && strcmp(h->part, "battery") == 0 && strstr(err, unknown), "%s: launch: %s",
+        /* Only a battery or a height nobody can read may keep the drone on
+         * the ground (the climb to the hover height needs the height). */
+        CHECK(h->part && strcmp(h->part, "position") != 0 && strstr(err, unknown), "%s: launch: %s",
               what, err);
     } else {
         const char *plan = "mf(150);mu(100);mf(150);mu(100);mf(150);mr(150);mr(150);mr(150)";
@@ -315,6 +318,28 @@ static void a_landing_never_acknowledged_is_a_failure(void)
     CHECK(emu_count(&p, "done land") == 0, "landed");
 }
 
+static void a_takeoff_above_the_ceiling_is_refused(void)
+{
+    limits l = {300, 30, 79}; /* the Tello hovers at 80 cm after takeoff */
+    emu_proc p;
+    mission_world w;
+    open_world(&w, &p, "lowceiling", ARGS(FAST), &l, far_start, 1000);
+    char err[512] = "";
+    CHECK(mission_world_launch(&w, err, sizeof err) < 0, "took off under a 79 cm ceiling");
+    CHECK(constraints_refused(w.drone) && strstr(err, "altitude") && strstr(err, "'takeoff'"),
+          "refusal: %s", err);
+    mission_world_close(&w, true);
+    emu_stop(&p);
+    CHECK(emu_count(&p, "recv takeoff") == 0, "takeoff was sent");
+    /* At 80 cm the same takeoff passes. */
+    l.max_z = 80;
+    open_world(&w, &p, "ceiling80", ARGS(FAST), &l, far_start, 1000);
+    CHECK(mission_world_launch(&w, err, sizeof err) == 0, "launch: %s", err);
+    mission_world_close(&w, true);
+    emu_stop(&p);
+    CHECK(check_true_track(&p, "ceiling 80", &l) > 0, "no pose logged");
+}
+
 static void reply_bytes_that_are_no_text_are_replaced(void)
 {
     limits l = {300, 30, 200};
@@ -337,6 +362,7 @@ int main(void)
     short_moves_at_the_fence_edge_keep_inside();
     short_moves_under_the_ceiling_and_over_the_floor_keep_inside();
     a_pair_with_no_safe_order_is_refused();
+    a_takeoff_above_the_ceiling_is_refused();
     hostile_telemetry_never_leaves_the_limits();
     bad_battery_answers_are_errors();
     a_landing_never_acknowledged_is_a_failure();

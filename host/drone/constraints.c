@@ -49,7 +49,19 @@ static guard *enter(drone *d)
     g->inner->abort = d->abort;
     g->inner->abort_ud = d->abort_ud;
     g->refused = false;
+    g->step_refused = false;
     return g;
+}
+
+/* After a motion handed to the driver (RC its result): if the driver gave
+ * it up because the step check refused a step, the motion was refused. */
+static int count_step_refusal(guard *g, int rc)
+{
+    if (rc != 0 && g->step_refused) {
+        g->refused = true;
+        g->stats.refused++;
+    }
+    return rc;
 }
 
 /* Reads the driver's state. A part that holds no finite, plausible number
@@ -112,7 +124,7 @@ static int g_takeoff(drone *d, char *err, size_t errlen)
     drone_state st;
     if (begin_check(g, &st, 0, false, "taking off", err, errlen)) return -1;
     g->stats.passed++;
-    return g->inner->ops->takeoff(g->inner, err, errlen);
+    return count_step_refusal(g, g->inner->ops->takeoff(g->inner, err, errlen));
 }
 
 static int g_land(drone *d, char *err, size_t errlen)
@@ -183,13 +195,7 @@ static int g_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
                       "%.0f cm geofence",
                       dir_word(dir), cm, after, g->lim.geofence_radius);
     g->stats.passed++;
-    g->step_refused = false;
-    int rc = g->inner->ops->move(g->inner, dir, cm, err, errlen);
-    if (rc != 0 && g->step_refused) {
-        g->refused = true;
-        g->stats.refused++;
-    }
-    return rc;
+    return count_step_refusal(g, g->inner->ops->move(g->inner, dir, cm, err, errlen));
 }
 
 /* A refused step: counted by g_move only if the motion then fails. */
@@ -225,7 +231,7 @@ static int g_check_step(void *ud, const drone_pose *from, const drone_pose *to, 
     if (part)
         return step_refuse(g, err, errlen,
                            "unknown %s: the drone reported no valid %s, so the step '%s' cannot be "
-                           "checked (the drone hovers)",
+                           "checked (the drone stays where it is)",
                            part, part, what);
     double dist;
     if (leaves_fence(g, from, to->x, to->y, &dist))

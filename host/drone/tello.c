@@ -440,6 +440,13 @@ static int tello_takeoff(drone *d, char *err, size_t errlen)
                  bat, t->cfg.battery_min);
         return -1;
     }
+    /* The climb to the hover height is a step like any other. */
+    pthread_mutex_lock(&t->lock);
+    drone_pose from = world_pose(t), to = from;
+    pthread_mutex_unlock(&t->lock);
+    to.z = TAKEOFF_HEIGHT_CM;
+    if (d->check_step && d->check_step(d->check_step_ud, &from, &to, "takeoff", err, errlen))
+        return -1;
     motion m = {MOTION_TAKEOFF, TAKEOFF_HEIGHT_CM};
     ctrl_result r = control(t, "takeoff", t->cfg.takeoff_timeout_ms, &m, true, err, errlen);
     if (r == CTRL_FAILED) return -1;
