@@ -17,6 +17,7 @@
 #include "mission/runner.h"
 #include "tello_harness.h"
 
+#include <ctype.h>
 #include <math.h>
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -307,7 +308,17 @@ static void a_landing_never_acknowledged_is_a_failure(void)
     open_world(&w, &p, "noland", ARGS(FAST, "--ignore", "land"), &l, far_start, 500);
     char err[512] = "";
     CHECK(mission_world_launch(&w, err, sizeof err) == 0, "launch: %s", err);
+    double t0 = harness_now_ms();
     CHECK(mission_world_land(&w, err, sizeof err) < 0, "an unacknowledged landing succeeded");
+    double took = (harness_now_ms() - t0) / 1000;
+    /* The message says how long the landing was tried ("4.9 s in all"). */
+    const char *all = strstr(err, " s in all");
+    double said = -1;
+    while (all && all > err && (isdigit((unsigned char)all[-1]) || all[-1] == '.'))
+        all--;
+    if (all) sscanf(all, "%lf", &said);
+    CHECK(said > 0 && said <= took + 0.05 && said > took - 1, "said %.1f s, took %.1f s: %s", said,
+          took, err);
     CHECK(strstr(err, "landing failed") && strstr(err, "may still be flying") &&
               strstr(err, "'land'"),
           "message: %s", err);

@@ -213,6 +213,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     bool moves = m && m->kind != MOTION_NONE;
     const char *why = !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move";
     pthread_mutex_lock(&t->cmd_lock);
+    double began = tello_now_ms();
     if (moves) {
         await_settled_state(t);
         set_in_motion(t, true);
@@ -263,8 +264,11 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
             goto out;
         }
     }
-    snprintf(err, errlen, "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each)%s",
-             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, why);
+    /* The total too: watching the state after a motion's timeout adds to
+     * the tries' own timeouts, and the message must say how long it took. */
+    snprintf(err, errlen,
+             "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each, %.1f s in all)%s",
+             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, (tello_now_ms() - began) / 1000, why);
 out:
     if (moves) set_in_motion(t, false);
     pthread_mutex_unlock(&t->cmd_lock);
