@@ -108,6 +108,61 @@ static void test_driver_failure_is_not_a_refusal(void)
     g->ops->destroy(g);
 }
 
+/* Asks the guard G about one step from FROM to TO, as a driver does. */
+static int step(drone *g, drone_pose from, drone_pose to, char *err, size_t errlen)
+{
+    drone *inner = constraints_inner(g);
+    return inner->check_step(inner->check_step_ud, &from, &to, "step", err, errlen);
+}
+
+/* The per-step check (drone.check_step), at, inside and outside each
+ * limit, around a home away from the origin. */
+static void test_step_check_at_each_boundary(void)
+{
+    drone *g = guarded("{\"drone\":{\"x\":150,\"y\":-80,\"z\":100,\"yaw\":30},"
+                       "\"limits\":{\"geofence_radius\":200,\"min_z\":30,\"max_z\":150},"
+                       "\"objects\":[]}");
+    char err[256] = "";
+    drone_pose home = {150, -80, 100, 30};
+    /* 199, 200 and 201 cm from home along the heading (30 degrees). */
+    drone_pose in = drone_pose_after(&home, DRONE_FORWARD, 199);
+    drone_pose at = drone_pose_after(&home, DRONE_FORWARD, 200);
+    drone_pose out = drone_pose_after(&home, DRONE_FORWARD, 201);
+    drone_pose far = drone_pose_after(&home, DRONE_FORWARD, 250);
+    CHECK(step(g, home, in, err, sizeof err) == 0, "%s", err);
+    CHECK(step(g, in, at, err, sizeof err) == 0, "%s", err);
+    CHECK(step(g, at, out, err, sizeof err) == -1, "a step to 201 cm passed");
+    CHECK(strstr(err, "geofence") && strstr(err, "201 cm") && strstr(err, "'step'"), "%s", err);
+    /* Outside already: back toward home passes, farther out does not. */
+    CHECK(step(g, far, out, err, sizeof err) == 0, "%s", err);
+    CHECK(step(g, out, far, err, sizeof err) == -1, "moved farther out");
+    /* The altitude band, both edges. */
+    drone_pose z = home;
+    z.z = 150;
+    drone_pose z1 = z, z0 = z;
+    z1.z = 151;
+    z0.z = 149;
+    CHECK(step(g, z0, z, err, sizeof err) == 0, "%s", err);
+    CHECK(step(g, z, z1, err, sizeof err) == -1, "a step to 151 cm passed");
+    CHECK(strstr(err, "altitude") && strstr(err, "151"), "%s", err);
+    z.z = 30, z1.z = 29, z0.z = 31;
+    CHECK(step(g, z0, z, err, sizeof err) == 0, "%s", err);
+    CHECK(step(g, z, z1, err, sizeof err) == -1, "a step to 29 cm passed");
+    /* Above the band: coming down passes, going higher does not. */
+    z.z = 200, z1.z = 180, z0.z = 210;
+    CHECK(step(g, z, z1, err, sizeof err) == 0, "%s", err);
+    CHECK(step(g, z, z0, err, sizeof err) == -1, "climbed above the band");
+    /* A NaN anywhere is refused, never compared. */
+    drone_pose nan_pose = home;
+    nan_pose.x = NAN;
+    CHECK(step(g, home, nan_pose, err, sizeof err) == -1 && strstr(err, "unknown position"), "%s",
+          err);
+    /* A step refusal alone (a pair may pass in its other order) is no
+     * violation; the driver reports the motion's failure. */
+    CHECK(!constraints_refused(g) && constraints_get_stats(g).refused == 0, "counted");
+    g->ops->destroy(g);
+}
+
 int main(void)
 {
     test_altitude_clamped_at_both_ends();
@@ -115,6 +170,7 @@ int main(void)
     test_longest_move();
     test_battery_reserve();
     test_driver_failure_is_not_a_refusal();
+    test_step_check_at_each_boundary();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     else

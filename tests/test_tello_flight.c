@@ -265,12 +265,14 @@ static void emergency_stops_the_motors_when_asked(void)
 
 static void late_replies_are_dropped(void)
 {
-    /* Every reply comes 300 ms late, after the 200 ms timeout: each command
-     * is answered during its re-send, and the stale answers that follow are
-     * never taken for the next command's (an "ok" is not a battery level). */
+    /* Every reply comes 300 ms late. The handshake's tries share the 400 ms
+     * timeout (100 ms each): `command` is answered during its fourth try,
+     * and the stale answers to the others arrive while `battery?` waits;
+     * they are never taken for its answer (an "ok" is not a battery
+     * level). */
     emu_proc p;
     emu_start(&p, "late", ARGS("--delay-ms", "300", "--battery", "77"));
-    tello_config cfg = harness_config(&p, 200);
+    tello_config cfg = harness_config(&p, 400);
     drone *d = harness_drone(&cfg);
     char err[256] = "";
     CHECK(d->ops->connect(d, err, sizeof err) == 0, "%s", err);

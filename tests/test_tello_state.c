@@ -1,6 +1,7 @@
 /*
  * The Tello state string parser: SDK 2.0 strings, the SDK 3.0 variant with
- * mission-pad fields, unknown keys, and text that is not a state string.
+ * mission-pad fields, unknown keys, text that is not a state string, and
+ * the validation of values (NaN, infinities, out of physical range).
  */
 #include "drone/tello_state.h"
 
@@ -70,12 +71,56 @@ static void other_text_is_rejected(void)
     CHECK(tello_state_parse(text, 10, &s) < 0, "read past LEN");
 }
 
+/* Parses "yaw:0;h:0;bat:50;KEY:VALUE;" and validates it: the bits dropped. */
+static unsigned dropped(const char *key, const char *value)
+{
+    char text[128];
+    snprintf(text, sizeof text, "yaw:0;h:0;bat:50;%s:%s;", key, value);
+    tello_sdk_state s;
+    if (tello_state_parse(text, strlen(text), &s) < 0) return ~0u;
+    unsigned d = tello_state_validate(&s);
+    CHECK(!(s.fields & d), "%s:%s still in fields", key, value);
+    return d;
+}
+
+static void values_out_of_range_are_dropped(void)
+{
+    static const char *const bad[] = {"nan", "-nan", "inf", "-inf", "1e308", "-1e308"};
+    static const struct {
+        const char *key;
+        unsigned bit;
+        const char *lo_in, *lo_out, *hi_in, *hi_out;
+    } edges[] = {
+        {"bat", TELLO_F_BAT, "0", "-0.01", "100", "100.01"},
+        {"yaw", TELLO_F_YAW, "-360", "-360.5", "360", "360.5"},
+        {"h", TELLO_F_H, "-1000", "-1000.5", "10000", "10000.5"},
+        {"vgx", TELLO_F_VGX, "-200", "-201", "200", "201"},
+    };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        const char *k = edges[i].key;
+        unsigned bit = edges[i].bit;
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++)
+            CHECK(dropped(k, bad[j]) == bit, "%s:%s kept", k, bad[j]);
+        CHECK(dropped(k, edges[i].lo_in) == 0, "%s:%s dropped", k, edges[i].lo_in);
+        CHECK(dropped(k, edges[i].hi_in) == 0, "%s:%s dropped", k, edges[i].hi_in);
+        CHECK(dropped(k, edges[i].lo_out) == bit, "%s:%s kept", k, edges[i].lo_out);
+        CHECK(dropped(k, edges[i].hi_out) == bit, "%s:%s kept", k, edges[i].hi_out);
+    }
+    CHECK(dropped("bat", "-2147483649") == TELLO_F_BAT, "an int's underflow kept");
+    CHECK(dropped("mpry", "1,nan,3") == TELLO_F_MPRY, "a NaN in mpry kept");
+    CHECK(tello_battery_valid(0) && tello_battery_valid(100) && !tello_battery_valid(-1) &&
+              !tello_battery_valid(101) && !tello_battery_valid(NAN) &&
+              !tello_battery_valid(INFINITY),
+          "battery range");
+}
+
 int main(void)
 {
     sdk2_string_is_parsed();
     sdk3_string_with_mission_pad_is_parsed();
     unknown_keys_and_spacing_are_tolerated();
     other_text_is_rejected();
+    values_out_of_range_are_dropped();
     if (failures) {
         fprintf(stderr, "test_tello_state: %d check(s) failed\n", failures);
         return 1;

@@ -581,6 +581,26 @@ static mission_record *record_open(const run_args *a, const flight *f, mission_w
     return rec;
 }
 
+/* Lands W (when LAND) before the mission's outcome is recorded: a landing
+ * that fails or is never acknowledged makes the mission fail (SPEC §7).
+ * Appends the reason to ERR (after what is there) and returns -1 then. */
+static int land_or_fail(mission_world *w, bool land, char *err, size_t errlen)
+{
+    char why[600];
+    if (!land || mission_world_land(w, why, sizeof why) == 0) return 0;
+    size_t n = strlen(err);
+    snprintf(err + n, errlen - n, "%s%s", n ? "; " : "", why);
+    return -1;
+}
+
+/* Marks DOC failed with ERR: the landing failed after the plan ran. */
+static void report_landing_failed(const run_args *a, cJSON *doc, const char *err)
+{
+    runner_report_set(doc, "ok", cJSON_CreateFalse());
+    runner_report_set(doc, "error", cJSON_CreateString(err));
+    fprintf(stderr, "aloft %s: %s\n", a->c.cmd, err);
+}
+
 static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
 {
     char err[1024];
@@ -597,6 +617,7 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
     bool land = a->on_tello ? a->tello.land_at_end : true;
     if (open_world(a, f, &world, err, sizeof err)) {
         bool cancelled = a->on_tello && atomic_load(cli_cancel_flag());
+        if (land_or_fail(&world, land, err, sizeof err)) cancelled = false;
         mission_record_close(rec, cancelled ? STORE_CANCELLED : STORE_FAILED, err, NULL, NULL, 0);
         mission_world_close(&world, land);
         registry_free(reg);
@@ -620,6 +641,7 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
     } else {
         *doc = run_task(a, reg, &world, f->scene, rec, f->replies, &out, err, sizeof err);
         if (!*doc) {
+            land_or_fail(&world, land, err, sizeof err);
             mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
             mission_world_close(&world, land);
             registry_free(reg);
@@ -628,12 +650,17 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
     }
     cJSON_AddNumberToObject(*doc, "mission_id", (double)*id);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
+    snprintf(err, sizeof err, "%s", cJSON_IsString(e) ? e->valuestring : "");
+    bool landed = land_or_fail(&world, land, err, sizeof err) == 0;
+    if (!landed) report_landing_failed(a, *doc, err);
+    e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
     bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*doc, "ok"));
     int rc = ok ? CLI_OK : CLI_FAIL;
     /* The report's "ok" decides between ok and not; the outcome tells a
-     * cancel from a failure (it stays zero when no plan ran at all). */
+     * cancel from a failure (it stays zero when no plan ran at all). A
+     * failed landing is a failure, also after a cancel. */
     store_status status = ok ? STORE_OK : mission_record_status(out.status);
-    if (status == STORE_OK && !ok) status = STORE_FAILED;
+    if ((status == STORE_OK && !ok) || !landed) status = STORE_FAILED;
     if (mission_record_close(rec, status, cJSON_IsString(e) ? e->valuestring : NULL,
                              cJSON_GetObjectItemCaseSensitive(*doc, "result"), err, sizeof err)) {
         rc = cli_fail(a->c.cmd, "mission %lld not recorded to its end: %s", (long long)*id, err);

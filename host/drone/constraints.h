@@ -5,6 +5,10 @@
  * the same interface, so skills cannot tell the difference, and the mission
  * code hands skills only the guard: there is no other way from Lua to a
  * driver. Before each motion the guard checks, in order:
+ *   - known state: a part of the state the motion needs (battery for all
+ *     but descending and landing, position and heading for a horizontal
+ *     move, height for a vertical one) that the driver reports unknown
+ *     (drone_state.known) refuses the motion, naming the part;
  *   - battery reserve: no climb or horizontal move or turn at or below it
  *     (descending and landing stay allowed);
  *   - altitude band: a vertical move's target is clamped into [min_z, max_z]
@@ -15,6 +19,13 @@
  *     home from outside is allowed).
  * A refused motion returns -1 with the reason in ERR and never reaches the
  * driver; constraints_refused then reports true until the next call.
+ *
+ * The guard also checks what the driver actually sends: it installs itself
+ * as the driver's drone.check_step, which the driver calls with every
+ * physical step (a part of a split move, one of a pair, a setpoint) before
+ * sending it. A step whose end lies outside the geofence or the altitude
+ * band (and farther out than its start) is refused the same way, as is a
+ * step that needs an unknown part of the state.
  */
 #ifndef ALOFT_DRONE_CONSTRAINTS_H
 #define ALOFT_DRONE_CONSTRAINTS_H

@@ -277,6 +277,7 @@ static int sim_get_state(drone *d, drone_state *out)
 {
     sim *s = d->impl;
     *out = s->state;
+    out->known = DRONE_KNOWN_ALL; /* the model's own numbers */
     return 0;
 }
 

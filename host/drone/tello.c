@@ -39,6 +39,16 @@
  * whenever the drone is between motions: z is then its own height above the
  * take-off point (h), yaw its IMU yaw relative to the first one it reported,
  * added to cfg.start.yaw. Without a state stream they stay dead-reckoned.
+ * Every state field is validated where it enters (tello_telemetry.c): while
+ * the last yaw, h or bat the drone sent was not valid, the position, height
+ * or battery is unknown (drone_state.known) and the constraint check refuses
+ * the motions that need it. Battery answers are checked the same way.
+ *
+ * Steps. A move becomes SDK steps (tello_steps.h); each one is submitted to
+ * the constraint guard's step check (drone.check_step) before anything is
+ * sent, and again just before it is sent: a move under 20 cm, flown as a
+ * pair, takes the order that keeps inside the geofence and the altitude
+ * band, or is refused.
  *
  * Keep-alive. The Tello lands by itself when it hears nothing for 15 s. A
  * thread sends `battery?` (a query: its answer cannot be mistaken for a
@@ -48,11 +58,12 @@
  * Cancel. Long calls poll d->abort; when it fires during a command the
  * driver sends `stop` (which the Tello accepts at any time, the one
  * exception to one-in-flight) and returns "cancelled" with the drone
- * hovering. land never polls abort: landing after a cancel must work.
+ * hovering. `stop` is not retried at length: it waits a quarter second for
+ * its "ok" and is sent once more without one, so that a cancel takes
+ * effect within a second even when the drone does not answer. land never
+ * polls abort: landing after a cancel must work.
  */
-#include "drone/tello.h"
-#include "drone/tello_link.h"
-#include "drone/tello_state.h"
+#include "drone/tello_internal.h"
 #include "drone/tello_steps.h"
 
 #include <math.h>
@@ -70,149 +81,12 @@
 #define STATE_FRESH_MS 1000  /* state older than this is stale */
 #define TAKEOFF_HEIGHT_CM 80 /* where the Tello hovers after takeoff (dead reckoning) */
 #define POLL_SLICE_MS 50
-#define SETTLED_MS 150 /* state this long after a motion's end shows its result */
-
-typedef enum motion_kind {
-    MOTION_NONE,
-    MOTION_HORIZ,
-    MOTION_VERT,
-    MOTION_TURN,
-    MOTION_TAKEOFF,
-    MOTION_LAND
-} motion_kind;
-
-/* What a control command does to the pose, for the lost-reply check. */
-typedef struct motion {
-    motion_kind kind;
-    double amount; /* cm or degrees */
-} motion;
-
-/* Telemetry at one moment, compared before/after a command. */
-typedef struct telemetry {
-    bool have;
-    double at_ms; /* when the last packet came */
-    double h, yaw;
-    double odo_h, odo_v; /* cm flown, integrated from the speeds */
-    double odo_yaw;      /* degrees turned, either way */
-    long packets, moving;
-    long still_run; /* packets in a row without motion */
-} telemetry;
-
-typedef enum ctrl_result { CTRL_OK, CTRL_FAILED, CTRL_CANCELLED } ctrl_result;
-
-typedef struct tello {
-    drone base;
-    tello_config cfg;
-    tello_link link; /* commands and their answers */
-    int state_fd;    /* the state string */
-
-    pthread_mutex_t cmd_lock; /* one command in flight */
-    pthread_mutex_t lock;     /* guards everything below */
-    pthread_cond_t wake;
-    pthread_t state_thread, keepalive_thread;
-    bool stopping;
-
-    tello_sdk_state sdk;
-    telemetry tm;
-    double yaw_ref;
-
-    bool connected, flying;
-    int battery;          /* -1 until known */
-    double x, y, z;       /* pose: x/y dead-reckoned, z from h */
-    double yaw;           /* compass heading */
-    bool in_motion;       /* a motion command is under way */
-    double motion_end_ms; /* when the last motion command ended */
-    double settled_ms;    /* state after this shows the last motion's result */
-    double heard_ms;      /* send time of the last command that was answered */
-    double keepalive_retry_ms;
-} tello;
-
-static double wrap360(double deg)
-{
-    double r = fmod(deg, 360.0);
-    return r < 0 ? r + 360.0 : r;
-}
-
-/* |a - b| on the circle. */
-static double angle_diff(double a, double b)
-{
-    double d = fabs(wrap360(a - b));
-    return d > 180 ? 360 - d : d;
-}
+#define SETTLED_MS 150   /* state this long after a motion's end shows its result */
+#define STOP_WAIT_MS 250 /* for the answer to `stop`: a cancel must act within 1 s */
 
 static bool aborted(tello *t)
 {
     return t->base.abort && t->base.abort(t->base.abort_ud);
-}
-
-/* ---- state listener ------------------------------------------------------ */
-
-/* Folds one state packet into the telemetry (lock held). */
-static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
-{
-    telemetry *tm = &t->tm;
-    double dt = tm->have ? fmin((now - tm->at_ms) / 1e3, 0.5) : 0;
-    /* vgx/vgy/vgz come in dm/s. */
-    double vh = hypot(s->vgx, s->vgy) * 10, vv = fabs(s->vgz) * 10;
-    bool moving = vh > 0 || vv > 0;
-    bool changed =
-        moving || (tm->have && (fabs(s->h - tm->h) >= 5 || angle_diff(s->yaw, tm->yaw) >= 2));
-    tm->odo_h += vh * dt;
-    tm->odo_v += vv * dt;
-    /* Summed per packet so that a full 360 counts; changes under 2 degrees
-     * are the IMU's jitter while hovering. */
-    double dyaw = tm->have ? angle_diff(s->yaw, tm->yaw) : 0;
-    if (dyaw >= 2) tm->odo_yaw += dyaw;
-    if (moving) tm->moving++;
-    tm->still_run = changed ? 0 : tm->still_run + 1;
-    if (!tm->have) t->yaw_ref = s->yaw;
-    /* Between motions the drone's own height and yaw correct the pose: the
-     * Tello over- or under-turns a little and holds no exact height. During
-     * a motion (and just after, while packets sent before its end arrive)
-     * the pose stays the commanded one, so that the heading of the next move
-     * is not a snapshot taken mid-turn. */
-    if (!t->in_motion && now >= t->settled_ms) {
-        t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
-        if (t->flying) t->z = s->h;
-    }
-    tm->have = true;
-    tm->at_ms = now;
-    tm->h = s->h;
-    tm->yaw = s->yaw;
-    tm->packets++;
-    t->sdk = *s;
-    t->battery = (int)s->bat;
-}
-
-static void *state_main(void *arg)
-{
-    tello *t = arg;
-    char buf[1500];
-    for (;;) {
-        pthread_mutex_lock(&t->lock);
-        bool stop = t->stopping;
-        pthread_mutex_unlock(&t->lock);
-        if (stop) return NULL;
-        struct pollfd pfd = {.fd = t->state_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 100) <= 0) continue;
-        struct sockaddr_storage src;
-        socklen_t srclen = sizeof src;
-        ssize_t n = recvfrom(t->state_fd, buf, sizeof buf, 0, (struct sockaddr *)&src, &srclen);
-        if (n <= 0 || !tello_link_from_drone(&t->link, &src, false)) continue;
-        tello_sdk_state s;
-        if (tello_state_parse(buf, (size_t)n, &s) < 0) continue;
-        pthread_mutex_lock(&t->lock);
-        telemetry_update(t, &s, tello_now_ms());
-        pthread_mutex_unlock(&t->lock);
-    }
-}
-
-static telemetry telemetry_now(tello *t)
-{
-    pthread_mutex_lock(&t->lock);
-    telemetry tm = t->tm;
-    pthread_mutex_unlock(&t->lock);
-    return tm;
 }
 
 /* ---- one exchange -------------------------------------------------------- */
@@ -256,13 +130,13 @@ static int check_executed(tello *t, const motion *m, const telemetry *before, ch
     double start = tello_now_ms();
     double quiet_limit = start + fmax(t->cfg.timeout_ms, 1500); /* no evidence either way */
     double hard_limit = start + 4.0 * fmax(t->cfg.timeout_ms, 1500);
-    long packets0 = telemetry_now(t).packets;
+    long packets0 = tello_telemetry_now(t).packets;
     for (;;) {
         int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
                                  &t->base, reply, replylen);
         if (r == TELLO_LINK_REPLY) return CHECK_REPLY;
         if (r == TELLO_LINK_CANCEL) return CHECK_CANCEL;
-        telemetry tm = telemetry_now(t);
+        telemetry tm = tello_telemetry_now(t);
         double now = tello_now_ms();
         bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
         bool still = fresh && tm.still_run >= SETTLE_PACKETS;
@@ -274,18 +148,23 @@ static int check_executed(tello *t, const motion *m, const telemetry *before, ch
     }
 }
 
-/* Sends `stop` after a cancel, so that the drone hovers where it is. */
-static void send_stop(tello *t)
+/* Sends `stop` so that the drone hovers where it is, and waits at most
+ * STOP_WAIT_MS for its "ok"; without one it sends `stop` once more and
+ * returns at once: a cancel must take effect within a second even when the
+ * drone does not answer (cmd_lock held). Returns 0 if the drone said ok. */
+static int send_stop(tello *t)
 {
     char reply[512], err[256];
-    for (int i = 0; i <= t->cfg.retries; i++) {
-        tello_link_drain(&t->link);
-        if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return;
-        if (tello_link_await(&t->link, TELLO_REPLY_CONTROL,
-                             tello_now_ms() + fmin(t->cfg.timeout_ms, 1000), NULL, reply,
-                             sizeof reply) == TELLO_LINK_REPLY)
-            return;
+    tello_link_drain(&t->link);
+    if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return -1;
+    double sent = tello_now_ms();
+    if (tello_link_await(&t->link, TELLO_REPLY_CONTROL, sent + STOP_WAIT_MS, NULL, reply,
+                         sizeof reply) == TELLO_LINK_REPLY) {
+        mark_heard(t, sent);
+        return strcasecmp(reply, "ok") == 0 ? 0 : -1;
     }
+    tello_link_send(&t->link, "stop", err, sizeof err);
+    return -1;
 }
 
 /* ---- control commands and queries --------------------------------------- */
@@ -314,7 +193,7 @@ static void await_settled_state(tello *t)
     pthread_mutex_unlock(&t->lock);
     double limit = tello_now_ms() + 250;
     while (tello_now_ms() < limit) {
-        telemetry tm = telemetry_now(t);
+        telemetry tm = tello_telemetry_now(t);
         if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
@@ -334,6 +213,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     bool moves = m && m->kind != MOTION_NONE;
     const char *why = !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move";
     pthread_mutex_lock(&t->cmd_lock);
+    double began = tello_now_ms();
     if (moves) {
         await_settled_state(t);
         set_in_motion(t, true);
@@ -341,7 +221,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
     int i;
     for (i = 0; i < tries; i++) {
-        telemetry before = telemetry_now(t);
+        telemetry before = tello_telemetry_now(t);
         tello_link_drain(&t->link);
         if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
         double sent = tello_now_ms();
@@ -384,8 +264,11 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
             goto out;
         }
     }
-    snprintf(err, errlen, "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each)%s",
-             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, why);
+    /* The total too: watching the state after a motion's timeout adds to
+     * the tries' own timeouts, and the message must say how long it took. */
+    snprintf(err, errlen,
+             "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each, %.1f s in all)%s",
+             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, (tello_now_ms() - began) / 1000, why);
 out:
     if (moves) set_in_motion(t, false);
     pthread_mutex_unlock(&t->cmd_lock);
@@ -428,6 +311,23 @@ out:
     return rc;
 }
 
+/* Asks the drone its battery level into *PCT (and the state). An answer
+ * that is not a percentage is an error and leaves the battery unknown. */
+static int query_battery(tello *t, int *pct, char *err, size_t errlen)
+{
+    double v;
+    if (query_number(t, "battery?", &v, err, errlen) < 0) return -1;
+    bool valid = tello_battery_valid(v);
+    pthread_mutex_lock(&t->lock);
+    t->bat_bad = !valid;
+    if (valid) t->battery = *pct = (int)lround(v);
+    pthread_mutex_unlock(&t->lock);
+    if (!valid)
+        snprintf(err, errlen,
+                 "the Tello answered %g to 'battery?', which is not a battery level (0-100%%)", v);
+    return valid ? 0 : -1;
+}
+
 /* ---- keep-alive ------------------------------------------------------------ */
 
 static void keepalive_once(tello *t)
@@ -436,14 +336,20 @@ static void keepalive_once(tello *t)
     if (pthread_mutex_trylock(&t->cmd_lock) != 0) return; /* a command is on its way */
     tello_link_drain(&t->link);
     double sent = tello_now_ms();
+    /* Short: a cancel that comes meanwhile waits for this lock. */
     bool ok = tello_link_send(&t->link, "battery?", err, sizeof err) == 0 &&
-              tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 1000),
+              tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 500),
                                NULL, reply, sizeof reply) == TELLO_LINK_REPLY;
     pthread_mutex_unlock(&t->cmd_lock);
     pthread_mutex_lock(&t->lock);
     if (ok) {
         if (sent > t->heard_ms) t->heard_ms = sent;
-        if (tello_reply_is_query(reply)) t->battery = atoi(reply);
+        double v = strtod(reply, NULL);
+        if (tello_reply_is_query(reply)) {
+            /* Checked before the conversion: a huge answer is no level. */
+            t->bat_bad = !tello_battery_valid(v);
+            if (!t->bat_bad) t->battery = (int)lround(v);
+        }
     } else {
         t->keepalive_retry_ms = tello_now_ms() + 300; /* lost: try again soon, not in 10 s */
     }
@@ -477,21 +383,22 @@ static void *keepalive_main(void *arg)
 
 /* ---- pose ------------------------------------------------------------------ */
 
-/* Moves the dead-reckoned x/y by CM in direction DIR at heading YAW. */
+/* Moves the dead-reckoned pose by CM in direction DIR at heading YAW. */
 static void dead_reckon(tello *t, drone_dir dir, double cm, double yaw)
 {
-    double r = yaw * M_PI / 180;
-    double fx = sin(r), fy = cos(r), rx = cos(r), ry = -sin(r);
     pthread_mutex_lock(&t->lock);
-    switch (dir) {
-    case DRONE_FORWARD: t->x += cm * fx, t->y += cm * fy; break;
-    case DRONE_BACK: t->x -= cm * fx, t->y -= cm * fy; break;
-    case DRONE_RIGHT: t->x += cm * rx, t->y += cm * ry; break;
-    case DRONE_LEFT: t->x -= cm * rx, t->y -= cm * ry; break;
-    case DRONE_UP: t->z += cm; break;
-    case DRONE_DOWN: t->z = fmax(0, t->z - cm); break;
-    }
+    drone_pose p = {t->x, t->y, t->z, yaw};
+    drone_pose q = drone_pose_after(&p, dir, cm);
+    t->x = q.x;
+    t->y = q.y;
+    t->z = fmax(0, q.z);
     pthread_mutex_unlock(&t->lock);
+}
+
+/* The pose in the world frame (lock held). */
+static drone_pose world_pose(const tello *t)
+{
+    return (drone_pose){t->cfg.start.x + t->x, t->cfg.start.y + t->y, t->z, t->yaw};
 }
 
 /* ---- the drone operations -------------------------------------------------- */
@@ -504,11 +411,14 @@ static tello *impl(drone *d)
 static int tello_connect(drone *d, char *err, size_t errlen)
 {
     tello *t = impl(d);
-    if (control(t, "command", t->cfg.timeout_ms, NULL, true, err, errlen) != CTRL_OK) return -1;
-    double bat;
-    if (query_number(t, "battery?", &bat, err, errlen) < 0) return -1;
+    /* An absent drone must not keep the user waiting for every try's full
+     * timeout: the tries share one timeout (and the message says so). */
+    int tries = 1 + (t->cfg.retries > 0 ? t->cfg.retries : 0);
+    int per_try = t->cfg.timeout_ms / tries > 0 ? t->cfg.timeout_ms / tries : 1;
+    if (control(t, "command", per_try, NULL, true, err, errlen) != CTRL_OK) return -1;
+    int bat;
+    if (query_battery(t, &bat, err, errlen) < 0) return -1;
     pthread_mutex_lock(&t->lock);
-    t->battery = (int)bat;
     t->connected = true;
     pthread_mutex_unlock(&t->lock);
     if (t->cfg.video &&
@@ -527,16 +437,20 @@ static int tello_takeoff(drone *d, char *err, size_t errlen)
         snprintf(err, errlen, "the Tello is not connected");
         return -1;
     }
-    double bat;
-    if (query_number(t, "battery?", &bat, err, errlen) < 0) return -1;
-    pthread_mutex_lock(&t->lock);
-    t->battery = (int)bat;
-    pthread_mutex_unlock(&t->lock);
+    int bat;
+    if (query_battery(t, &bat, err, errlen) < 0) return -1;
     if (bat < t->cfg.battery_min) {
         snprintf(err, errlen, "battery at %d%%, under the %d%% needed to take off: not taking off",
-                 (int)bat, t->cfg.battery_min);
+                 bat, t->cfg.battery_min);
         return -1;
     }
+    /* The climb to the hover height is a step like any other. */
+    pthread_mutex_lock(&t->lock);
+    drone_pose from = world_pose(t), to = from;
+    pthread_mutex_unlock(&t->lock);
+    to.z = TAKEOFF_HEIGHT_CM;
+    if (d->check_step && d->check_step(d->check_step_ud, &from, &to, "takeoff", err, errlen))
+        return -1;
     motion m = {MOTION_TAKEOFF, TAKEOFF_HEIGHT_CM};
     ctrl_result r = control(t, "takeoff", t->cfg.takeoff_timeout_ms, &m, true, err, errlen);
     if (r == CTRL_FAILED) return -1;
@@ -559,7 +473,7 @@ static int tello_land(drone *d, char *err, size_t errlen)
     if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) {
         /* Refused because it is down already (it lands by itself on a low
          * battery or a lost link): that is what we asked for. */
-        telemetry tm = telemetry_now(t);
+        telemetry tm = tello_telemetry_now(t);
         if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
             !strstr(err, "refused"))
             return -1;
@@ -571,14 +485,6 @@ static int tello_land(drone *d, char *err, size_t errlen)
     return 0;
 }
 
-static const char *dir_word(drone_dir dir, bool reverse)
-{
-    static const char *words[] = {"forward", "back", "left", "right", "up", "down"};
-    static const drone_dir opposite[] = {DRONE_BACK, DRONE_FORWARD, DRONE_RIGHT,
-                                         DRONE_LEFT, DRONE_DOWN,    DRONE_UP};
-    return words[reverse ? opposite[dir] : dir];
-}
-
 static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
 {
     tello *t = impl(d);
@@ -586,12 +492,16 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
         snprintf(err, errlen, "bad move: direction %d, %d cm", (int)dir, cm);
         return -1;
     }
+    /* Every step goes to the constraint check before anything is sent (a
+     * pair in the order that keeps to the limits), and each again just
+     * before it is sent, from the pose the drone has then. */
+    pthread_mutex_lock(&t->lock);
+    drone_pose from = world_pose(t);
+    pthread_mutex_unlock(&t->lock);
     tello_step steps[TELLO_MAX_STEPS];
-    int n = tello_split_move(cm, dir == DRONE_UP, steps, TELLO_MAX_STEPS);
-    if (n < 0) {
-        snprintf(err, errlen, "a move of %d cm is too long for one skill call", cm);
-        return -1;
-    }
+    int n = tello_plan_move(dir, cm, &from, d->check_step, d->check_step_ud, steps, TELLO_MAX_STEPS,
+                            err, errlen);
+    if (n < 0) return -1;
     bool vertical = dir == DRONE_UP || dir == DRONE_DOWN;
     for (int i = 0; i < n; i++) {
         if (aborted(t)) {
@@ -599,22 +509,24 @@ static int tello_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
             return -1;
         }
         char cmd[64];
-        snprintf(cmd, sizeof cmd, "%s %d", dir_word(dir, steps[i].reverse), steps[i].amount);
+        tello_step_command(dir, &steps[i], cmd, sizeof cmd);
+        double sign = steps[i].reverse ? -1 : 1;
         pthread_mutex_lock(&t->lock);
-        double yaw = t->yaw;
+        drone_pose at = world_pose(t);
         pthread_mutex_unlock(&t->lock);
-        telemetry before = telemetry_now(t);
+        drone_pose to = drone_pose_after(&at, dir, sign * steps[i].amount);
+        if (d->check_step && d->check_step(d->check_step_ud, &at, &to, cmd, err, errlen)) return -1;
+        telemetry before = tello_telemetry_now(t);
         motion m = {vertical ? MOTION_VERT : MOTION_HORIZ, steps[i].amount};
         ctrl_result r = control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen);
-        double sign = steps[i].reverse ? -1 : 1;
         if (r == CTRL_OK) {
-            dead_reckon(t, dir, sign * steps[i].amount, yaw);
+            dead_reckon(t, dir, sign * steps[i].amount, at.yaw);
             continue;
         }
         if (r == CTRL_CANCELLED && !vertical) {
             /* Part of the step was flown: estimate it from the speeds. */
-            double flown = fmin(telemetry_now(t).odo_h - before.odo_h, steps[i].amount);
-            dead_reckon(t, dir, sign * flown, yaw);
+            double flown = fmin(tello_telemetry_now(t).odo_h - before.odo_h, steps[i].amount);
+            dead_reckon(t, dir, sign * flown, at.yaw);
         }
         return -1;
     }
@@ -649,8 +561,16 @@ static int tello_turn(drone *d, int degrees, char *err, size_t errlen)
 static int tello_hover(drone *d)
 {
     tello *t = impl(d);
-    char err[256];
-    return control(t, "stop", t->cfg.timeout_ms, NULL, false, err, sizeof err) == CTRL_OK ? 0 : -1;
+    pthread_mutex_lock(&t->lock);
+    bool up = t->connected && t->flying;
+    pthread_mutex_unlock(&t->lock);
+    /* Nothing to stop on the ground, and a drone that never answered
+     * `command` takes no other command. */
+    if (!up) return 0;
+    pthread_mutex_lock(&t->cmd_lock);
+    int rc = send_stop(t);
+    pthread_mutex_unlock(&t->cmd_lock);
+    return rc;
 }
 
 /* Motors off at once, wherever the drone is. Sent twice without waiting: a
@@ -673,11 +593,10 @@ static int tello_get_state(drone *d, drone_state *out)
     tello *t = impl(d);
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&t->lock);
-    out->pose.x = t->cfg.start.x + t->x;
-    out->pose.y = t->cfg.start.y + t->y;
-    out->pose.z = t->z;
-    out->pose.yaw = t->yaw;
+    out->pose = world_pose(t);
     out->battery = t->battery;
+    out->known = (t->yaw_bad ? 0 : DRONE_KNOWN_POSITION) | (t->h_bad ? 0 : DRONE_KNOWN_HEIGHT) |
+                 (t->bat_bad || t->battery < 0 ? 0 : DRONE_KNOWN_BATTERY);
     out->flying = t->flying;
     if (t->tm.have) {
         out->tof_cm = t->sdk.tof;
@@ -771,7 +690,7 @@ drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
     pthread_mutex_init(&t->cmd_lock, NULL);
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->wake, NULL);
-    if (pthread_create(&t->state_thread, NULL, state_main, t) != 0) goto fail_threads;
+    if (pthread_create(&t->state_thread, NULL, tello_state_main, t) != 0) goto fail_threads;
     if (pthread_create(&t->keepalive_thread, NULL, keepalive_main, t) != 0) {
         pthread_mutex_lock(&t->lock);
         t->stopping = true;

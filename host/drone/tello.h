@@ -16,12 +16,15 @@
  *     (for --drone, 1 means Tello, 0 another driver such as "sim")
  *   drone *drv = tello_new(&cfg, err, len);
  *   mission_world_wrap(&w, drv, scene_or_NULL, ...)  constraints in front
- *   mission_world_launch(&w, ...)   connect: `command`, `battery?`,
+ *   mission_world_launch(&w, ...)   connect: `command` (its tries share
+ *                                   cfg.timeout_ms), `battery?`,
  *                                   `streamon`; takeoff: refuses under
  *                                   cfg.battery_min, then `takeoff`
  *   with cfg.video: vision source = tello_video_source(&cfg, ...)
  *   ... run the plan; Ctrl-C makes the abort callback fire ...
- *   mission_world_close(&w, cfg.land_at_end)   `stop`, then `land`
+ *   mission_world_land(&w, ...)     `stop`, then `land` (cfg.land_at_end);
+ *                                   a failure is the mission's failure
+ *   mission_world_close(&w, false)
  * A call cut by the abort callback has already sent `stop` (the drone
  * hovers) and returns -1 with "cancelled"; land never polls the callback,
  * so landing after a cancel works.

@@ -128,6 +128,10 @@ static int read_reply(tello_link *l, char *out, size_t outlen)
     while (n > 0 && (buf[n - 1] == '\0' || isspace((unsigned char)buf[n - 1])))
         n--;
     buf[n] = '\0';
+    /* The SDK answers in ASCII; anything else (control bytes, invalid
+     * UTF-8) would reach error messages and JSON reports as it came. */
+    for (ssize_t i = 0; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] > 0x7e) buf[i] = '?';
     snprintf(out, outlen, "%s", buf);
     return 1;
 }

@@ -10,6 +10,7 @@
 #ifndef ALOFT_DRONE_TELLO_STATE_H
 #define ALOFT_DRONE_TELLO_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Bits of tello_sdk_state.fields: which keys the string carried. */
@@ -57,5 +58,18 @@ typedef struct tello_sdk_state {
  * bat, h and yaw missing).
  */
 int tello_state_parse(const char *text, size_t len, tello_sdk_state *out);
+
+/*
+ * Validates S where it enters (SPEC §9): every field that is not finite or
+ * lies outside what a Tello can physically report (e.g. a yaw beyond
+ * +-360 degrees, a height beyond 100 m, a battery outside 0-100 %) is
+ * dropped from S->fields and its value set to 0, so that nothing downstream
+ * reads it as a number. Returns the TELLO_F_* bits dropped.
+ */
+unsigned tello_state_validate(tello_sdk_state *s);
+
+/* True if V is a battery percentage: finite and in [0, 100]. Checked before
+ * any conversion to int. */
+bool tello_battery_valid(double v);
 
 #endif

@@ -6,6 +6,7 @@
 #include "mission/runner.h"
 
 #include "drone/constraints.h"
+#include "errmsg.h"
 #include "mission/record.h"
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
@@ -151,15 +152,30 @@ double mission_world_sim_s(mission_world *w)
     return w->sim ? sim_time_ms(w->sim) / 1000 : 0;
 }
 
+int mission_world_land(mission_world *w, char *err, size_t errlen)
+{
+    if (!w->drone || !w->launched) return 0;
+    /* Landing after a cancel must work: the driver's calls would give up. */
+    w->drone->abort = NULL;
+    w->drone->ops->hover(w->drone);
+    w->launched = false;
+    char why[512];
+    if (w->drone->ops->land(w->drone, why, sizeof why) == 0) return 0;
+    return errmsg_set(err, errlen, "landing failed: %s: the drone may still be flying", why);
+}
+
 void mission_world_close(mission_world *w, bool land)
 {
     /* First: the sim detector looks through the simulator. */
     vision_pipeline_close(w->eyes);
     if (w->drone) {
-        char err[256];
-        w->drone->abort = NULL;
-        w->drone->ops->hover(w->drone);
-        if (land && w->launched) w->drone->ops->land(w->drone, err, sizeof err);
+        char err[512];
+        if (land && w->launched) {
+            mission_world_land(w, err, sizeof err);
+        } else {
+            w->drone->abort = NULL;
+            w->drone->ops->hover(w->drone);
+        }
         w->drone->ops->destroy(w->drone);
     }
     free(w->scene);

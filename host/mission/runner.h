@@ -65,8 +65,17 @@ drone_pose mission_world_pose(mission_world *w);
 /* Simulated seconds so far (0 for a real drone). */
 double mission_world_sim_s(mission_world *w);
 
+/* Hovers, then lands the drone if the world launched it (SPEC §7: a landing
+ * that fails or is never acknowledged is a failure, never a success).
+ * Returns 0 when it landed or had nothing to land, or -1 with a message
+ * saying that the drone may still be flying. Not tried again by
+ * mission_world_close. */
+int mission_world_land(mission_world *w, char *err, size_t errlen);
+
 /* Closes the eyes, hovers, then closes the drone and frees everything
- * (LAND: land first). */
+ * (LAND: land first, unless mission_world_land did; callers that report
+ * the mission's outcome land with mission_world_land first, as a failed
+ * landing must be reported). */
 void mission_world_close(mission_world *w, bool land);
 
 /* How a run ended, for callers that act on it (the mission controller

@@ -587,6 +587,17 @@ static void *mission_main(void *arg)
             if (!ok && (status == STORE_OK || atomic_load(&d->cancel)))
                 status = atomic_load(&d->cancel) ? STORE_CANCELLED : STORE_FAILED;
         }
+        /* Landed before the outcome is recorded: a landing that fails makes
+         * the mission fail (SPEC §7). */
+        char lerr[1700];
+        snprintf(lerr, sizeof lerr, "%s", error ? error : "");
+        size_t n = strlen(lerr);
+        if (lerr[0]) snprintf(lerr + n, sizeof lerr - n, "; ");
+        n = strlen(lerr);
+        if (fl->world.drone && mission_world_land(&fl->world, lerr + n, sizeof lerr - n)) {
+            status = STORE_FAILED;
+            error = lerr;
+        }
         char cerr[512];
         if (mission_record_close(rec, status, error,
                                  doc ? cJSON_GetObjectItemCaseSensitive(doc, "result") : NULL, cerr,

@@ -6,7 +6,8 @@
  *             [--loss-state PCT] [--seed N] [--delay-ms N] [--autoland-ms N]
  *             [--reply WORD=TEXT]... [--drop-cmd WORD[:N]]
  *             [--drop-reply WORD[:N]] [--sdk3] [--silent] [--log FILE]
- *             [--max-runtime-s N]
+ *             [--max-runtime-s N] [--ignore WORD]... [--state-field KEY=VALUE]...
+ *             [--state-bad-every N]
  *
  * Listens for commands on 127.0.0.1:--port (0 = any free port) and prints
  * "port N" on stdout once ready. After `command` it sends the state string
@@ -27,11 +28,20 @@
  * start with WORD; --delay-ms delays every reply. --silent never answers
  * and never sends state.
  *
+ * A hostile drone, for the driver's validation and the constraint check:
+ * --ignore WORD receives the commands starting with WORD but neither does
+ * them nor answers (`--ignore land`: a landing never acknowledged, the
+ * drone still in the air); --state-field KEY=VALUE sends VALUE as KEY's
+ * value in the state string (yaw=nan, h=1e308, bat=-2147483649), in every
+ * packet or, with --state-bad-every N, in every Nth one. Whatever it sends,
+ * the emulator keeps its TRUE pose from the commands it accepted, and logs
+ * it after every motion.
+ *
  * The log (--log, else stderr) has one line per event, for tests to assert:
  *   recv CMD | lost-in CMD | reply TEXT | lost-out TEXT | done CMD |
- *   interrupted CMD | autoland | pose X Y Z YAW
- * (pose in cm and compass degrees from the take-off point, after every
- * finished motion).
+ *   interrupted CMD | ignored-cmd CMD | autoland | pose X Y Z YAW
+ * (pose in cm, one decimal, and compass degrees from the take-off point and
+ * heading, after every finished or interrupted motion).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -52,6 +62,7 @@
 #define MAX_QUEUE 64
 #define MAX_REPLIES 8
 #define MAX_PENDING 64
+#define MAX_FIELDS 8
 
 typedef struct pose {
     double x, y, z, yaw; /* yaw: compass degrees, unwrapped */
@@ -78,6 +89,13 @@ typedef struct emu {
         char word[32];
         int left;
     } drop_cmd, drop_reply; /* deterministic losses: the first N of WORD */
+    struct {
+        char key[16], value[48];
+    } fields[MAX_FIELDS]; /* --state-field */
+    int n_fields, bad_every;
+    long state_sent;
+    char ignore[MAX_REPLIES][32]; /* --ignore */
+    int n_ignore;
     FILE *log;
     uint64_t rng_in, rng_out, rng_state; /* one stream per direction */
     const char *cur;                     /* the command being answered */
@@ -222,7 +240,7 @@ static void log_pose(emu *e)
 {
     double yaw = fmod(e->p.yaw, 360);
     if (yaw < 0) yaw += 360;
-    logf_line(e, "pose %.0f %.0f %.0f %.0f", e->p.x, e->p.y, e->p.z, yaw);
+    logf_line(e, "pose %.1f %.1f %.1f %.0f", e->p.x, e->p.y, e->p.z, yaw);
 }
 
 static void finish_motion(emu *e)
@@ -382,6 +400,12 @@ static void receive(emu *e, const char *cmd, double now)
     logf_line(e, "recv %s", cmd);
     e->last_cmd_ms = now;
     e->cur = cmd;
+    for (int i = 0; i < e->n_ignore; i++) {
+        if (strncmp(cmd, e->ignore[i], strlen(e->ignore[i])) == 0) {
+            logf_line(e, "ignored-cmd %s", cmd);
+            return;
+        }
+    }
     if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "emergency") == 0) {
         if (e->busy) {
             e->p = pose_at(e, now);
@@ -410,6 +434,23 @@ static void receive(emu *e, const char *cmd, double now)
 
 /* ---- state ------------------------------------------------------------------ */
 
+/* Replaces the value of KEY in the state string BUF (of capacity CAP) with
+ * VALUE; returns the new length. */
+static int replace_field(char *buf, size_t cap, const char *key, const char *value)
+{
+    size_t klen = strlen(key);
+    for (char *p = buf; (p = strstr(p, key)) != NULL; p += klen) {
+        if ((p != buf && p[-1] != ';') || p[klen] != ':') continue;
+        char *v = p + klen + 1, *end = strchr(v, ';');
+        if (!end) break;
+        char rest[512];
+        snprintf(rest, sizeof rest, "%s", end);
+        snprintf(v, cap - (size_t)(v - buf), "%s%s", value, rest);
+        break;
+    }
+    return (int)strlen(buf);
+}
+
 static void send_state(emu *e, double now)
 {
     pose q = pose_at(e, now);
@@ -431,6 +472,9 @@ static void send_state(emu *e, double now)
                   (int)lround(yaw), (int)lround(vx), (int)lround(vy), (int)lround(vz),
                   (int)lround(q.z) + 10, (int)lround(q.z), e->battery, 100.0 + q.z / 100,
                   e->flying ? (int)((now - e->t0_ms) / 1000) : 0);
+    e->state_sent++;
+    for (int i = 0; i < e->n_fields && e->state_sent % e->bad_every == 0; i++)
+        n = replace_field(buf, sizeof buf, e->fields[i].key, e->fields[i].value);
     if (chance(&e->rng_state, e->loss_state)) return;
     struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)e->state_port)};
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -484,7 +528,8 @@ static int usage(void)
                     "[--loss-state PCT] "
                     "[--seed N] [--delay-ms N] [--autoland-ms N] [--reply WORD=TEXT]... "
                     "[--drop-cmd WORD[:N]] [--drop-reply WORD[:N]] [--sdk3] [--silent] [--log "
-                    "FILE] [--max-runtime-s N]\n");
+                    "FILE] [--max-runtime-s N] [--ignore WORD]... [--state-field KEY=VALUE]... "
+                    "[--state-bad-every N]\n");
     return 2;
 }
 
@@ -517,8 +562,12 @@ int main(int argc, char **argv)
                                          {"drop-reply", required_argument, 0, 'X'},
                                          {"log", required_argument, 0, 'l'},
                                          {"max-runtime-s", required_argument, 0, 'm'},
+                                         {"ignore", required_argument, 0, 'I'},
+                                         {"state-field", required_argument, 0, 'F'},
+                                         {"state-bad-every", required_argument, 0, 'E'},
                                          {0, 0, 0, 0}};
     e.state_port = -1;
+    e.bad_every = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -551,6 +600,20 @@ int main(int argc, char **argv)
         case '3': e.sdk3 = true; break;
         case 'q': e.silent = true; break;
         case 'm': max_runtime_s = atof(optarg); break;
+        case 'I':
+            if (e.n_ignore == MAX_REPLIES) return usage();
+            snprintf(e.ignore[e.n_ignore++], sizeof e.ignore[0], "%s", optarg);
+            break;
+        case 'F': {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || e.n_fields == MAX_FIELDS) return usage();
+            snprintf(e.fields[e.n_fields].key, sizeof e.fields[0].key, "%.*s", (int)(eq - optarg),
+                     optarg);
+            snprintf(e.fields[e.n_fields].value, sizeof e.fields[0].value, "%s", eq + 1);
+            e.n_fields++;
+            break;
+        }
+        case 'E': e.bad_every = atoi(optarg); break;
         case 'l':
             e.log = fopen(optarg, "w");
             if (!e.log) {
@@ -570,7 +633,7 @@ int main(int argc, char **argv)
         default: return usage();
         }
     }
-    if (e.state_port <= 0 || e.speed <= 0 || e.turn_rate <= 0) return usage();
+    if (e.state_port <= 0 || e.speed <= 0 || e.turn_rate <= 0 || e.bad_every < 1) return usage();
     e.rng_in = seed * 0x9E3779B97F4A7C15ULL + 1;
     e.rng_out = seed * 0xBF58476D1CE4E5B9ULL + 2;
     e.rng_state = seed * 0x94D049BB133111EBULL + 3;
