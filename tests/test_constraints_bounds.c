@@ -112,6 +112,7 @@ static drone *guard_at(drone_pose pose, int battery)
     drv.st.pose = pose;
     drv.st.battery = battery;
     drv.st.flying = true;
+    drv.st.known = DRONE_KNOWN_ALL;
     scene_limits l = limits();
     char err[256];
     drone *g = constraints_wrap(&drv.self, &l, &home, err, sizeof err);
