@@ -52,6 +52,35 @@ static cJSON *output_lines(const sandbox *sb)
     return logs;
 }
 
+/* What the watchdog needs to end a hung script (cli_cancel_on_hang). */
+typedef struct lua_hang {
+    bool json;
+    mission_world *world;
+} lua_hang;
+
+/* On the watchdog's thread, the script's thread being stuck: land, then
+ * report without touching the sandbox that thread holds. */
+static void on_hang(void *ud, const char *msg)
+{
+    lua_hang *h = ud;
+    char err[256];
+    if (h->world->drone && mission_world_stop_and_land(h->world, err, sizeof err))
+        fprintf(stderr, "aloft lua: landing failed: %s\n", err);
+    if (!h->json) {
+        fprintf(stderr, "aloft lua: %s\n", msg);
+        return;
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddFalseToObject(doc, "ok");
+    cJSON_AddStringToObject(doc, "error", msg);
+    cJSON_AddStringToObject(doc, "limit", "hung");
+    cJSON_AddArrayToObject(doc, "logs");
+    cJSON_AddArrayToObject(doc, "calls");
+    cJSON_AddNumberToObject(doc, "instructions", 0);
+    cJSON_AddNumberToObject(doc, "memory_peak", 0);
+    cli_print_json(doc);
+}
+
 int cmd_lua(int argc, char **argv)
 {
     cli_common c = {.cmd = "lua"};
@@ -102,6 +131,8 @@ int cmd_lua(int argc, char **argv)
         char chunk[512];
         snprintf(chunk, sizeof chunk, "%s%s", strcmp(path, "-") ? "@" : "=",
                  strcmp(path, "-") ? path : "stdin");
+        lua_hang hang = {c.json, &world};
+        cli_cancel_on_hang(on_hang, &hang);
         cli_cancel_begin();
         cli_cancel_sandbox(sb);
         st = sandbox_run(sb, code, len, chunk, err, sizeof err);

@@ -151,6 +151,16 @@ double mission_world_sim_s(mission_world *w)
     return w->sim ? sim_time_ms(w->sim) / 1000 : 0;
 }
 
+int mission_world_stop_and_land(mission_world *w, char *err, size_t errlen)
+{
+    if (!w->drone) return 0;
+    /* The plan's abort callback says "stop" once the sandbox is cancelled,
+     * which would make the landing give up. */
+    w->drone->abort = NULL;
+    w->drone->ops->hover(w->drone);
+    return w->drone->ops->land(w->drone, err, errlen);
+}
+
 void mission_world_close(mission_world *w, bool land)
 {
     /* First: the sim detector looks through the simulator. */

@@ -65,6 +65,10 @@ drone_pose mission_world_pose(mission_world *w);
 /* Simulated seconds so far (0 for a real drone). */
 double mission_world_sim_s(mission_world *w);
 
+/* Stops (hovers) and lands the drone, from a thread other than the one
+ * flying it, which is stuck (the watchdog, mission/watchdog.h): the world
+ * stays open. Returns 0, or -1 with a message. */
+int mission_world_stop_and_land(mission_world *w, char *err, size_t errlen);
 /* Closes the eyes, hovers, then closes the drone and frees everything
  * (LAND: land first). */
 void mission_world_close(mission_world *w, bool land);

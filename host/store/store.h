@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -37,9 +37,10 @@ typedef enum store_status {
     STORE_FAILED,
     STORE_CANCELLED,
     STORE_INTERRUPTED,
+    STORE_HUNG, /* the VM did not end: the watchdog landed the drone (SPEC §6) */
 } store_status;
 
-/* "running", "ok", "failed", "cancelled", "interrupted". */
+/* "running", "ok", "failed", "cancelled", "interrupted", "hung". */
 const char *store_status_name(store_status st);
 
 /* ---- opening ---------------------------------------------------------- */
