@@ -2,6 +2,7 @@
  * every skill bound. This is the skill author's workbench. */
 #include "cmd/cli.h"
 #include "mission/runner.h"
+#include "mission/watchdog.h"
 #include "skills/skills.h"
 
 #include <stdio.h>
@@ -63,16 +64,15 @@ typedef struct lua_hang {
 static void on_hang(void *ud, const char *msg)
 {
     lua_hang *h = ud;
-    char err[256];
-    if (h->world->drone && mission_world_stop_and_land(h->world, err, sizeof err))
-        fprintf(stderr, "aloft lua: landing failed: %s\n", err);
+    char why[1024];
+    watchdog_end_mission(h->world, NULL, msg, why, sizeof why);
     if (!h->json) {
-        fprintf(stderr, "aloft lua: %s\n", msg);
+        fprintf(stderr, "aloft lua: %s\n", why);
         return;
     }
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddFalseToObject(doc, "ok");
-    cJSON_AddStringToObject(doc, "error", msg);
+    cJSON_AddStringToObject(doc, "error", why);
     cJSON_AddStringToObject(doc, "limit", "hung");
     cJSON_AddArrayToObject(doc, "logs");
     cJSON_AddArrayToObject(doc, "calls");

@@ -10,6 +10,7 @@
 #include "drone/tello.h"
 #include "mission/controller.h"
 #include "mission/record.h"
+#include "mission/watchdog.h"
 #include "mission/runner.h"
 #include "verify/gate.h"
 #include "vision/options.h"
@@ -544,6 +545,31 @@ static mission_record *record_open(const run_args *a, const flight *f, mission_w
     return rec;
 }
 
+static void print_report(const run_args *a, cJSON *doc);
+
+/* What the watchdog needs to end a hung mission (cli_cancel_on_hang). */
+typedef struct run_hang {
+    const run_args *a;
+    mission_world *world;
+    mission_record *rec;
+    int64_t id;
+} run_hang;
+
+/* On the watchdog's thread, the plan's thread being stuck: land, record,
+ * report; the process then exits. */
+static void on_hang(void *ud, const char *msg)
+{
+    run_hang *h = ud;
+    char why[1024];
+    watchdog_end_mission(h->world, h->rec, msg, why, sizeof why);
+    cJSON *doc = runner_report_new(NULL, 0);
+    runner_report_set(doc, "error", cJSON_CreateString(why));
+    runner_report_pose(doc, h->world);
+    cJSON_AddNumberToObject(doc, "mission_id", (double)h->id);
+    if (!h->a->c.json) fprintf(stderr, "aloft run: %s\n", why);
+    print_report(h->a, doc);
+}
+
 static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
 {
     char err[1024];
@@ -565,6 +591,8 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
         registry_free(reg);
         return cli_fail(a->c.cmd, "%s", err);
     }
+    run_hang hang = {a, &world, rec, *id};
+    cli_cancel_on_hang(on_hang, &hang);
     runner_outcome out;
     memset(&out, 0, sizeof out);
     if (f->plan) {

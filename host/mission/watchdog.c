@@ -2,11 +2,14 @@
 #include "mission/watchdog.h"
 
 #include "errmsg.h"
+#include "mission/record.h"
+#include "mission/runner.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define POLL_MS 50
@@ -153,4 +156,27 @@ bool watchdog_stop(watchdog *w)
     pthread_cond_destroy(&w->cond);
     free(w);
     return fired;
+}
+
+int watchdog_end_mission(struct mission_world *world, struct mission_record *rec, const char *msg,
+                         char *out, size_t outlen)
+{
+    char err[512];
+    int rc = 0;
+    if (world && world->drone) {
+        if (mission_world_stop_and_land(world, err, sizeof err) == 0) {
+            snprintf(out, outlen, "%s; the drone was stopped and landed", msg);
+        } else {
+            snprintf(out, outlen, "%s; the drone was stopped but did not land: %s", msg, err);
+            rc = -1;
+        }
+    } else {
+        snprintf(out, outlen, "%s", msg);
+    }
+    if (rec && mission_record_hung(rec, out, err, sizeof err)) {
+        size_t n = strlen(out);
+        snprintf(out + n, outlen - n, " (not recorded: %s)", err);
+        rc = -1;
+    }
+    return rc;
 }

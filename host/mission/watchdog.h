@@ -56,4 +56,15 @@ bool watchdog_fired(watchdog *w);
 /* Ends the thread and frees W; returns watchdog_fired. */
 bool watchdog_stop(watchdog *w);
 
+struct mission_world;
+struct mission_record;
+
+/* What FIRE does for a mission of the lifecycle (host/mission/): stops and
+ * lands WORLD's drone (if any) and writes the mission's end as hung in REC
+ * (if not NULL), with MSG and what became of the drone; that text goes to
+ * OUT, for the front end's report. Returns 0, or -1 when the landing or the
+ * record failed (OUT says which). */
+int watchdog_end_mission(struct mission_world *world, struct mission_record *rec, const char *msg,
+                         char *out, size_t outlen);
+
 #endif

@@ -107,6 +107,13 @@ double store_mission_elapsed_ms(const store_mission *m);
 int store_mission_end(store_mission *m, store_status status, const char *error,
                       const char *result_json, char *err, size_t errlen);
 
+/* Writes the mission's end (STATUS, ERROR) but keeps the handle open: for
+ * the watchdog (SPEC §6), which ends a hung mission as STORE_HUNG while the
+ * mission's own thread may still hold M. Thread-safe with that thread's
+ * records. A later store_mission_end writes over it. Returns 0 or -1. */
+int store_mission_mark(store_mission *m, store_status status, const char *error, char *err,
+                       size_t errlen);
+
 /* Frees the handle without ending the mission, as if the process had died:
  * it stays "running" and is marked interrupted by a store_open after this
  * store is closed. For callers that lose their store mid-mission. */
