@@ -17,7 +17,10 @@
  * coroutine.wrap function raise the limit error again instead of acting:
  * a dead coroutine's to-be-closed variables are never run, a suspended one is
  * never resumed. Before any limit, they behave as Lua's own (the hooks of
- * every thread are on, so whatever they run is counted).
+ * every thread are on, so whatever they run is counted). This rests on the
+ * poison being for good: a sandbox is never reset (budgets are per mission,
+ * and every plan of a mission runs in the same state), so a thread that died
+ * in the hook can never meet a state that lets it be closed.
  *
  * The other ways to a thread's __close handlers run nothing: resuming a dead
  * coroutine is refused by lua_resume, collecting a thread closes only its

@@ -199,16 +199,24 @@ void web_fleet_shutdown(web_fleet *f)
     }
 }
 
+bool web_fleet_hung(web_fleet *f)
+{
+    bool hung = false;
+    for (int i = 0; i < f->n; i++) {
+        pthread_mutex_lock(&f->drones[i].lock);
+        hung = hung || f->drones[i].hung;
+        pthread_mutex_unlock(&f->drones[i].lock);
+    }
+    return hung;
+}
+
 void web_fleet_free(web_fleet *f)
 {
     if (!f) return;
     web_fleet_shutdown(f);
-    bool hung = false;
-    for (int i = 0; i < f->n; i++)
-        hung = hung || f->drones[i].hung;
     /* A stuck mission thread still holds its drone's state: leave it all
      * to the process's end. */
-    if (hung) return;
+    if (web_fleet_hung(f)) return;
     for (int i = 0; i < f->n; i++) {
         web_drone *d = &f->drones[i];
         if (d->camera) d->camera->ops->destroy(d->camera);

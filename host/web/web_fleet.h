@@ -50,6 +50,10 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
  * event reader for good. Idempotent. */
 void web_fleet_shutdown(web_fleet *f);
 
+/* True when a drone of F is hung (see web_fleet_json): its mission's thread
+ * may still be stuck, so F must not be freed (web_fleet_free leaves it). */
+bool web_fleet_hung(web_fleet *f);
+
 /* Shuts down, then frees F. */
 void web_fleet_free(web_fleet *f);
 
