@@ -18,8 +18,10 @@ Optional header lines after it:
 A run must end on its own, exit 0/1 (never a signal, never a sanitizer
 report), and print exactly one JSON document. The list of attacks is the file
 names in tests/hostile/: infinite loops of every form, unbounded recursion,
-the limit error caught by pcall/xpcall/coroutines/__close in a loop, work spread
-over coroutines, memory bombs, finalizers, pathological patterns, huge unpack/
+the limit error caught by pcall/xpcall/coroutines/__close in a loop, looping
+__close handlers of coroutines closed (coroutine.close, coroutine.wrap's error
+path, nested) after the instruction limit, the time limit and a cancel, work
+spread over coroutines, memory bombs, finalizers, pathological patterns, huge unpack/
 select/table.move, C-stack bombs through metamethods, bytecode, every removed
 global, writes to _G/library tables/the string metatable/skills, forged limit
 messages and output floods. Further cases below: the wall-clock limit,
