@@ -31,10 +31,13 @@
 
 #include <lauxlib.h>
 
-/* upvalue 1: Lua's own function. Refuses once a limit has tripped. */
+/* coroutine.close and coroutine.resume (upvalue 1: Lua's own), refused
+ * once a limit has tripped. */
 static int checked_call(lua_State *L)
 {
     sandbox_check(L);
+    /* here, so that a bad argument names the function ('coroutine.close') */
+    luaL_checktype(L, 1, LUA_TTHREAD);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
