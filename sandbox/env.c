@@ -27,6 +27,11 @@
  * rawset/setmetatable refuse to get around that. setmetatable refuses
  * metatables with __gc: a finalizer would run at collection time, outside any
  * script's control (and at lua_close, after the limits have been reported).
+ *
+ * After a limit, no script code runs without the hook: xpcall's message
+ * handler is skipped for the limit error (below), and a coroutine that died
+ * of a limit is never closed, so its __close handlers never run
+ * (env_coroutine.c says why and how).
  */
 #include "sandbox/sandbox_internal.h"
 
@@ -360,6 +365,7 @@ void sandbox_env_build(lua_State *L)
     lua_pop(L, 1);
 
     wrap_field(L, tab, "move", sandbox_move);
+    sandbox_env_coroutine(L, co);
 
     /* The base environment. */
     copy_fields(L, g, base_globals);

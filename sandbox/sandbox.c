@@ -211,6 +211,11 @@ sandbox_usage sandbox_get_usage(const sandbox *sb)
 
 /* ---- life cycle ----------------------------------------------------------- */
 
+/* Globals only a test program adds (tests/tools/aloft_stuck.c: a C
+ * function that never returns, for the watchdog's tests); aloft itself
+ * defines none, so the reference is NULL. */
+extern void sandbox_test_globals(sandbox *sb) __attribute__((weak));
+
 sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
 {
     sandbox *sb = calloc(1, sizeof *sb);
@@ -240,6 +245,7 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
         sandbox_free(sb);
         return NULL;
     }
+    if (sandbox_test_globals) sandbox_test_globals(sb);
     lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, SANDBOX_HOOK_STEP);
     return sb;
 }

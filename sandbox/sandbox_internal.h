@@ -11,6 +11,10 @@ void sandbox_env_build(lua_State *L);
  * writes may create new globals but never replace a base one. */
 void sandbox_env_new_chunk_env(lua_State *L, int base_idx);
 
+/* Replaces the functions of the coroutine library table at CO that could
+ * run a dead coroutine's __close handlers without the hook (env_coroutine.c). */
+void sandbox_env_coroutine(lua_State *L, int co);
+
 /* Adds NAME = value on top of the stack (popped) to the base table at
  * BASE_IDX, bypassing its read-only guard. */
 void sandbox_env_set_base(lua_State *L, int base_idx, const char *name);

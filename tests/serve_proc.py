@@ -12,12 +12,13 @@ ALOFT = os.environ.get("ALOFT", "build/aloft")
 
 
 class Serve:
-    """aloft serve with ARGS; the URL it printed is in .url."""
+    """aloft serve with ARGS (BINARY: another build of aloft); the URL it
+    printed is in .url."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, binary=None):
         # stderr to a file: a pipe nobody reads could fill and stall the server
         self.err = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([ALOFT, "serve", "--port", "0"] + args,
+        self.proc = subprocess.Popen([binary or ALOFT, "serve", "--port", "0"] + args,
                                      stdout=subprocess.PIPE, stderr=self.err, text=True,
                                      env=env)
         line = self.proc.stdout.readline()

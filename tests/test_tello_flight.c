@@ -3,6 +3,7 @@
  * the exact command sequence of a mission, the battery check, error
  * replies, a silent drone, keep-alive during a pause, the state stream and
  * cancellation.
+ * labels: tello
  */
 #include "tello_harness.h"
 

@@ -12,6 +12,7 @@
  *   - battery answers that are no percentage;
  *   - a drone that never acknowledges `land`;
  *   - replies that are no text (control bytes, invalid UTF-8).
+ * labels: tello safety
  */
 #include "drone/constraints.h"
 #include "mission/runner.h"

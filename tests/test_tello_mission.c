@@ -3,6 +3,7 @@
  * tello` flies one: the driver behind the constraint guard (mission world),
  * launched (connect, battery, takeoff), the plan run in the sandbox, then
  * closed with a landing. Also a mission cancelled mid-move.
+ * labels: tello
  */
 #include "mission/runner.h"
 #include "tello_harness.h"

@@ -2,6 +2,7 @@
  * The Tello state string parser: SDK 2.0 strings, the SDK 3.0 variant with
  * mission-pad fields, unknown keys, text that is not a state string, and
  * the validation of values (NaN, infinities, out of physical range).
+ * labels: tello safety
  */
 #include "drone/tello_state.h"
 

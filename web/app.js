@@ -48,10 +48,13 @@ class DroneCard {
     const p = info.pose;
     this.pose.textContent = "x " + p.x.toFixed(0) + " cm  y " + p.y.toFixed(0) + " cm  z " +
       p.z.toFixed(0) + " cm  yaw " + p.yaw.toFixed(0) + "°";
+    // a hung drone takes no more missions (the watchdog landed it)
+    const hung = info.hung === true;
     this.busy = info.busy;
-    this.stop.disabled = !info.busy;
-    this.fly.disabled = info.busy;
-    if (info.busy) this.setStatus("flying");
+    this.stop.disabled = !info.busy || hung;
+    this.fly.disabled = info.busy || hung;
+    if (hung) this.setStatus("hung");
+    else if (info.busy) this.setStatus("flying");
     else if (this.status.textContent === "flying") this.setStatus("idle");
     if (!info.busy) this.scene.textContent = info.scene || "(nothing in view)";
   }
@@ -112,9 +115,12 @@ class DroneCard {
       const what = "mission " + d.status + (d.error ? ": " + d.error : "");
       this.addLog(d.status === "ok" ? "end" : "end problem", what);
       this.setStatus(d.status);
-      this.fly.disabled = false;
+      this.fly.disabled = d.status === "hung";
       this.stop.disabled = true;
-      if (d.pose) this.update({pose: d.pose, busy: false, scene: this.scene.textContent});
+      if (d.pose) {
+        this.update({pose: d.pose, busy: false, hung: d.status === "hung",
+                     scene: this.scene.textContent});
+      }
     });
   }
 

@@ -2,6 +2,7 @@
 
 #include "jsonout.h"
 #include "llm/prompt.h"
+#include "mission/watchdog.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The last message of cli_fail or cli_usage_error, for a --json document
  * that must say why the command ended (cli_last_error). */
@@ -199,21 +201,52 @@ static void set_handler(void (*handler)(int))
     sigaction(SIGTERM, &sa, NULL);
 }
 
+static watchdog *hang_watch;
+static void (*hang_fn)(void *ud, const char *msg);
+static void *hang_ud;
+
+void cli_cancel_on_hang(void (*fn)(void *ud, const char *msg), void *ud)
+{
+    hang_fn = fn;
+    hang_ud = ud;
+}
+
+static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
+{
+    (void)ud, (void)sb, (void)why;
+    if (hang_fn)
+        hang_fn(hang_ud, msg);
+    else
+        fprintf(stderr, "aloft: %s\n", msg);
+    fflush(stdout);
+    fflush(stderr);
+    /* The VM's thread is stuck and may never return: joining it, or even
+     * running exit()'s handlers while it holds the state, could hang too. */
+    _exit(CLI_FAIL);
+}
+
 void cli_cancel_begin(void)
 {
     atomic_store(&cancel_flag, false);
     atomic_store(&cancel_target, NULL);
     set_handler(on_signal);
+    char err[128];
+    hang_watch = watchdog_start(on_hang, NULL, &cancel_flag, err, sizeof err);
+    if (!hang_watch) fprintf(stderr, "aloft: %s\n", err);
 }
 
 void cli_cancel_sandbox(sandbox *sb)
 {
     atomic_store(&cancel_target, sb);
     if (sb && atomic_load(&cancel_flag)) sandbox_cancel(sb);
+    watchdog_watch(hang_watch, sb);
 }
 
 void cli_cancel_end(void)
 {
+    watchdog_stop(hang_watch);
+    hang_watch = NULL;
+    hang_fn = NULL;
     set_handler(SIG_DFL);
     atomic_store(&cancel_target, NULL);
 }

@@ -118,6 +118,15 @@ skill_registry *cli_load_registry(const cli_common *c);
 void cli_cancel_begin(void);
 void cli_cancel_sandbox(sandbox *sb);
 void cli_cancel_end(void);
+
+/* The watchdog (SPEC §6, mission/watchdog.h) runs between cli_cancel_begin
+ * and cli_cancel_end and watches the sandbox given to cli_cancel_sandbox:
+ * when that VM does not end 2 s after its wall-clock limit or 1 s after a
+ * signal, FN (set before that sandbox is given; NULL: a message on stderr) lands
+ * the drone and reports the mission as hung with MSG, on the watchdog's
+ * thread; then the process exits with status 1 without waiting for the
+ * VM's thread, which may never return. cli_cancel_end clears FN. */
+void cli_cancel_on_hang(void (*fn)(void *ud, const char *msg), void *ud);
 atomic_bool *cli_cancel_flag(void);
 
 /* The help lines of the LLM options that `run --task` and `serve` share. */

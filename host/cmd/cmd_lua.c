@@ -2,6 +2,7 @@
  * every skill bound. This is the skill author's workbench. */
 #include "cmd/cli.h"
 #include "mission/runner.h"
+#include "mission/watchdog.h"
 #include "skills/skills.h"
 
 #include <stdio.h>
@@ -50,6 +51,34 @@ static cJSON *output_lines(const sandbox *sb)
     if (sandbox_output_truncated(sb))
         cJSON_AddItemToArray(logs, cJSON_CreateString("[output truncated]"));
     return logs;
+}
+
+/* What the watchdog needs to end a hung script (cli_cancel_on_hang). */
+typedef struct lua_hang {
+    bool json;
+    mission_world *world;
+} lua_hang;
+
+/* On the watchdog's thread, the script's thread being stuck: land, then
+ * report without touching the sandbox that thread holds. */
+static void on_hang(void *ud, const char *msg)
+{
+    lua_hang *h = ud;
+    char why[1024];
+    watchdog_end_mission(h->world, NULL, msg, why, sizeof why);
+    if (!h->json) {
+        fprintf(stderr, "aloft lua: %s\n", why);
+        return;
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddFalseToObject(doc, "ok");
+    cJSON_AddStringToObject(doc, "error", why);
+    cJSON_AddStringToObject(doc, "limit", "hung");
+    cJSON_AddArrayToObject(doc, "logs");
+    cJSON_AddArrayToObject(doc, "calls");
+    cJSON_AddNumberToObject(doc, "instructions", 0);
+    cJSON_AddNumberToObject(doc, "memory_peak", 0);
+    cli_print_json(doc);
 }
 
 int cmd_lua(int argc, char **argv)
@@ -102,6 +131,8 @@ int cmd_lua(int argc, char **argv)
         char chunk[512];
         snprintf(chunk, sizeof chunk, "%s%s", strcmp(path, "-") ? "@" : "=",
                  strcmp(path, "-") ? path : "stdin");
+        lua_hang hang = {c.json, &world};
+        cli_cancel_on_hang(on_hang, &hang);
         cli_cancel_begin();
         cli_cancel_sandbox(sb);
         st = sandbox_run(sb, code, len, chunk, err, sizeof err);

@@ -10,6 +10,7 @@
 #include "drone/tello.h"
 #include "mission/controller.h"
 #include "mission/record.h"
+#include "mission/watchdog.h"
 #include "mission/runner.h"
 #include "verify/gate.h"
 #include "vision/options.h"
@@ -601,6 +602,33 @@ static void report_landing_failed(const run_args *a, cJSON *doc, const char *err
     fprintf(stderr, "aloft %s: %s\n", a->c.cmd, err);
 }
 
+/* What the watchdog needs to end a hung mission (cli_cancel_on_hang). */
+typedef struct run_hang {
+    const run_args *a;
+    mission_world *world;
+    mission_record *rec;
+    int64_t id;
+} run_hang;
+
+/* On the watchdog's thread, the plan's thread being stuck: land, record,
+ * report; the process then exits. */
+static void on_hang(void *ud, const char *msg)
+{
+    run_hang *h = ud;
+    char why[1024];
+    watchdog_end_mission(h->world, h->rec, msg, why, sizeof why);
+    cJSON *doc = runner_report_new(NULL, 0);
+    runner_report_set(doc, "error", cJSON_CreateString(why));
+    runner_report_pose(doc, h->world);
+    cJSON_AddNumberToObject(doc, "mission_id", (double)h->id);
+    if (h->a->c.json) {
+        cli_print_json(doc);
+    } else {
+        fprintf(stderr, "aloft run: %s\n", why);
+        cJSON_Delete(doc);
+    }
+}
+
 static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
 {
     char err[1024];
@@ -623,6 +651,8 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
         registry_free(reg);
         return cli_fail(a->c.cmd, "%s", err);
     }
+    run_hang hang = {a, &world, rec, *id};
+    cli_cancel_on_hang(on_hang, &hang);
     runner_outcome out;
     memset(&out, 0, sizeof out);
     if (f->plan) {

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,13 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "aloft serve: stopping (missions cancelled, drones landing)\n");
     web_fleet_shutdown(fleet);
     web_server_stop(srv);
+    if (web_fleet_hung(fleet)) {
+        /* A hung mission's thread is still stuck in its VM, holding the
+         * fleet and the skills: leave them, and exit()'s handlers, alone. */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(CLI_OK);
+    }
     web_fleet_free(fleet);
     registry_free(reg);
     return CLI_OK;

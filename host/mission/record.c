@@ -89,6 +89,11 @@ int mission_record_close(mission_record *r, store_status status, const char *err
     return rc;
 }
 
+int mission_record_hung(mission_record *r, const char *error, char *err, size_t errlen)
+{
+    return store_mission_mark(r->m, STORE_HUNG, error, err, errlen);
+}
+
 store *mission_record_store(const mission_record *r)
 {
     return r->own;

@@ -43,6 +43,11 @@ mission_record *mission_record_open(const char *db, const store_mission_info *in
 int mission_record_close(mission_record *r, store_status status, const char *error,
                          const cJSON *result, char *err, size_t errlen);
 
+/* Writes R's mission's end as hung (STORE_HUNG) with ERROR, from the
+ * watchdog's thread while the mission's thread, stuck, still holds R: R
+ * stays open (store_mission_mark). Returns 0, or -1 with a message. */
+int mission_record_hung(mission_record *r, const char *error, char *err, size_t errlen);
+
 /* The store of a recorder from mission_record_open, else NULL. */
 store *mission_record_store(const mission_record *r);
 

@@ -69,7 +69,8 @@ double mission_world_sim_s(mission_world *w);
  * that fails or is never acknowledged is a failure, never a success).
  * Returns 0 when it landed or had nothing to land, or -1 with a message
  * saying that the drone may still be flying. Not tried again by
- * mission_world_close. */
+ * mission_world_close. The watchdog (mission/watchdog.h) calls it from its
+ * own thread while the flying thread is stuck in the VM. */
 int mission_world_land(mission_world *w, char *err, size_t errlen);
 
 /* Closes the eyes, hovers, then closes the drone and frees everything

@@ -98,6 +98,7 @@ const char *store_status_name(store_status st)
     case STORE_FAILED: return "failed";
     case STORE_CANCELLED: return "cancelled";
     case STORE_INTERRUPTED: return "interrupted";
+    case STORE_HUNG: return "hung";
     }
     return "?";
 }

@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -37,9 +37,10 @@ typedef enum store_status {
     STORE_FAILED,
     STORE_CANCELLED,
     STORE_INTERRUPTED,
+    STORE_HUNG, /* the VM did not end: the watchdog landed the drone (SPEC §6) */
 } store_status;
 
-/* "running", "ok", "failed", "cancelled", "interrupted". */
+/* "running", "ok", "failed", "cancelled", "interrupted", "hung". */
 const char *store_status_name(store_status st);
 
 /* ---- opening ---------------------------------------------------------- */
@@ -105,6 +106,13 @@ double store_mission_elapsed_ms(const store_mission *m);
  * failure. Returns 0 or -1. */
 int store_mission_end(store_mission *m, store_status status, const char *error,
                       const char *result_json, char *err, size_t errlen);
+
+/* Writes the mission's end (STATUS, ERROR) but keeps the handle open: for
+ * the watchdog (SPEC §6), which ends a hung mission as STORE_HUNG while the
+ * mission's own thread may still hold M. Thread-safe with that thread's
+ * records. A later store_mission_end writes over it. Returns 0 or -1. */
+int store_mission_mark(store_mission *m, store_status status, const char *error, char *err,
+                       size_t errlen);
 
 /* Frees the handle without ending the mission, as if the process had died:
  * it stays "running" and is marked interrupted by a store_open after this

@@ -140,10 +140,11 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
     return m;
 }
 
-int store_mission_end(store_mission *m, store_status status, const char *error,
-                      const char *result_json, char *err, size_t errlen)
+/* Writes the mission's end; RELEASE: the mission is done with (owner
+ * released, WAL folded). */
+static int write_end(store_mission *m, store_status status, const char *error,
+                     const char *result_json, bool release, char *err, size_t errlen)
 {
-    if (!m) return errmsg_set(err, errlen, "no mission");
     int ret = -1;
     if (status == STORE_RUNNING) {
         errmsg_set(err, errlen, "a mission cannot end as running");
@@ -174,15 +175,30 @@ int store_mission_end(store_mission *m, store_status status, const char *error,
         }
         /* The drone is done: now is the time to fold a large WAL into the
          * database (PASSIVE: never waits for other missions). */
-        if (ret == 0) {
+        if (ret == 0 && release) {
             store_owner_release(s, m->id);
             if (s->wal_frames >= STORE_WAL_END_PAGES)
                 sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         }
         pthread_mutex_unlock(&s->lock);
     }
+    return ret;
+}
+
+int store_mission_end(store_mission *m, store_status status, const char *error,
+                      const char *result_json, char *err, size_t errlen)
+{
+    if (!m) return errmsg_set(err, errlen, "no mission");
+    int ret = write_end(m, status, error, result_json, true, err, errlen);
     free(m);
     return ret;
+}
+
+int store_mission_mark(store_mission *m, store_status status, const char *error, char *err,
+                       size_t errlen)
+{
+    if (!m) return errmsg_set(err, errlen, "no mission");
+    return write_end(m, status, error, NULL, false, err, errlen);
 }
 
 void store_mission_abandon(store_mission *m)

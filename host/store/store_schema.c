@@ -99,6 +99,29 @@ static const char *const migrations[] = {
     " first_seen TEXT NOT NULL, last_seen TEXT NOT NULL,"
     " last_mission INTEGER REFERENCES missions(id));"
     "CREATE INDEX objects_class ON objects(class);",
+
+    /* 1 -> 2: status 'hung' (a mission the watchdog ended, SPEC §6). A CHECK
+     * cannot be altered in place: the table is rebuilt, same columns in the
+     * same order, and the other tables' references follow its name. */
+    "CREATE TABLE missions_v2("
+    " id INTEGER PRIMARY KEY,"
+    " task TEXT,"
+    " status TEXT NOT NULL DEFAULT 'running'"
+    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted','hung')),"
+    " started TEXT NOT NULL,"
+    " ended TEXT,"
+    " duration_ms REAL,"
+    " drone TEXT, model TEXT, seed INTEGER,"
+    " scene TEXT,"
+    " params TEXT,"
+    " replay_of INTEGER REFERENCES missions(id),"
+    " owner TEXT,"
+    " error TEXT,"
+    " result TEXT);"
+    "INSERT INTO missions_v2 SELECT * FROM missions;"
+    "DROP TABLE missions;"
+    "ALTER TABLE missions_v2 RENAME TO missions;"
+    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -8,6 +8,7 @@
 #include "mission/controller.h"
 #include "mission/record.h"
 #include "mission/runner.h"
+#include "mission/watchdog.h"
 #include "vision/objects.h"
 #include "web/web_frame.h"
 
@@ -32,7 +33,11 @@ typedef struct web_drone {
     web_events *events;
 
     pthread_mutex_t lock; /* guards what follows */
+    pthread_cond_t idle;  /* busy went false, or hung true */
     bool busy;
+    /* The watchdog ended a mission whose thread is stuck in its VM: the
+     * drone was landed, and takes no new mission from this process. */
+    bool hung;
     bool joinable; /* a mission thread ran and is not joined yet */
     pthread_t thread;
     int run;     /* missions started */
@@ -162,6 +167,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
         d->id = i;
         d->fleet = f;
         pthread_mutex_init(&d->lock, NULL);
+        pthread_cond_init(&d->idle, NULL);
         pthread_mutex_init(&d->cam_lock, NULL);
         atomic_init(&d->cancel, false);
         f->n++;
@@ -181,7 +187,11 @@ void web_fleet_shutdown(web_fleet *f)
     for (int i = 0; i < f->n; i++) {
         web_drone *d = &f->drones[i];
         pthread_mutex_lock(&d->lock);
-        bool join = d->joinable;
+        /* A cancelled mission ends within a second, or the watchdog marks
+         * it hung a second later: a hung thread is never waited for. */
+        while (d->joinable && d->busy && !d->hung)
+            pthread_cond_wait(&d->idle, &d->lock);
+        bool join = d->joinable && !d->hung;
         d->joinable = false;
         pthread_mutex_unlock(&d->lock);
         if (join) pthread_join(d->thread, NULL);
@@ -189,10 +199,24 @@ void web_fleet_shutdown(web_fleet *f)
     }
 }
 
+bool web_fleet_hung(web_fleet *f)
+{
+    bool hung = false;
+    for (int i = 0; i < f->n; i++) {
+        pthread_mutex_lock(&f->drones[i].lock);
+        hung = hung || f->drones[i].hung;
+        pthread_mutex_unlock(&f->drones[i].lock);
+    }
+    return hung;
+}
+
 void web_fleet_free(web_fleet *f)
 {
     if (!f) return;
     web_fleet_shutdown(f);
+    /* A stuck mission thread still holds its drone's state: leave it all
+     * to the process's end. */
+    if (web_fleet_hung(f)) return;
     for (int i = 0; i < f->n; i++) {
         web_drone *d = &f->drones[i];
         if (d->camera) d->camera->ops->destroy(d->camera);
@@ -203,6 +227,7 @@ void web_fleet_free(web_fleet *f)
         free(d->task);
         free(d->last_scene);
         pthread_mutex_destroy(&d->lock);
+        pthread_cond_destroy(&d->idle);
         pthread_mutex_destroy(&d->cam_lock);
     }
     free(f);
@@ -262,6 +287,7 @@ cJSON *web_fleet_json(web_fleet *f)
         cJSON_AddStringToObject(o, "spec", d->spec);
         pthread_mutex_lock(&d->lock);
         cJSON_AddBoolToObject(o, "busy", d->busy);
+        cJSON_AddBoolToObject(o, "hung", d->hung);
         cJSON_AddNumberToObject(o, "run", d->run);
         if (d->task)
             cJSON_AddStringToObject(o, "task", d->task);
@@ -283,6 +309,11 @@ typedef struct flight {
     web_drone *d;
     mission_world world;
     mission_observer rec_obs; /* the store's observer, called first */
+    mission_record *rec;
+    int run;
+    int64_t mission_id;
+    watchdog *dog;
+    char hung_why[1024]; /* the watchdog's report, once it fired */
 } flight;
 
 static void emit(web_drone *d, const char *kind, cJSON *data)
@@ -414,6 +445,8 @@ static void on_sandbox(void *ud, sandbox *sb)
     /* A stop that came before the plan's sandbox existed. */
     if (sb && atomic_load(&d->cancel)) sandbox_cancel(sb);
     pthread_mutex_unlock(&d->lock);
+    /* Outside the lock: this waits for a firing watchdog, which takes it. */
+    watchdog_watch(fl->dog, sb);
 }
 
 static bool launch_aborted(void *ud)
@@ -532,6 +565,23 @@ static void emit_end(web_drone *d, int run, int64_t mission_id, store_status sta
     emit(d, "end", o);
 }
 
+/* On the watchdog's thread, the mission's thread being stuck in its VM:
+ * land, record and report the mission as hung, and mark the drone. */
+static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
+{
+    (void)sb, (void)why;
+    flight *fl = ud;
+    web_drone *d = fl->d;
+    watchdog_end_mission(&fl->world, fl->rec, msg, fl->hung_why, sizeof fl->hung_why);
+    fprintf(stderr, "aloft serve: drone %d: %s\n", d->id, fl->hung_why);
+    if (fl->world.drone) set_pose(d, mission_world_pose(&fl->world));
+    pthread_mutex_lock(&d->lock);
+    d->hung = true;
+    pthread_cond_broadcast(&d->idle);
+    pthread_mutex_unlock(&d->lock);
+    emit_end(d, fl->run, fl->mission_id, STORE_HUNG, fl->hung_why, NULL);
+}
+
 /* The mission thread: records, opens the world, flies, lands, reports. */
 static void *mission_main(void *arg)
 {
@@ -563,7 +613,12 @@ static void *mission_main(void *arg)
         emit_end(d, run, 0, STORE_FAILED, msg, NULL);
     } else {
         fl->d = d;
+        fl->rec = rec;
+        fl->run = run;
         int64_t id = store_mission_id(mission_record_mission(rec));
+        fl->mission_id = id;
+        fl->dog = watchdog_start(on_hang, fl, &d->cancel, err, sizeof err);
+        if (!fl->dog) fprintf(stderr, "aloft serve: drone %d: %s\n", d->id, err);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "run", run);
         cJSON_AddNumberToObject(o, "mission_id", (double)id);
@@ -587,6 +642,10 @@ static void *mission_main(void *arg)
             if (!ok && (status == STORE_OK || atomic_load(&d->cancel)))
                 status = atomic_load(&d->cancel) ? STORE_CANCELLED : STORE_FAILED;
         }
+        /* A hung mission whose thread came back after all: it stays as the
+         * watchdog recorded and reported it. */
+        bool hung = watchdog_stop(fl->dog);
+        if (hung) status = STORE_HUNG, error = fl->hung_why;
         /* Landed before the outcome is recorded: a landing that fails makes
          * the mission fail (SPEC §7). */
         char lerr[1700];
@@ -594,7 +653,7 @@ static void *mission_main(void *arg)
         size_t n = strlen(lerr);
         if (lerr[0]) snprintf(lerr + n, sizeof lerr - n, "; ");
         n = strlen(lerr);
-        if (fl->world.drone && mission_world_land(&fl->world, lerr + n, sizeof lerr - n)) {
+        if (!hung && fl->world.drone && mission_world_land(&fl->world, lerr + n, sizeof lerr - n)) {
             status = STORE_FAILED;
             error = lerr;
         }
@@ -606,13 +665,14 @@ static void *mission_main(void *arg)
                     (long long)id, cerr);
         if (fl->world.drone) set_pose(d, mission_world_pose(&fl->world));
         mission_world_close(&fl->world, true);
-        emit_end(d, run, id, status, error, doc);
+        if (!hung) emit_end(d, run, id, status, error, doc);
         cJSON_Delete(doc);
     }
     free(fl);
     free(task);
     pthread_mutex_lock(&d->lock);
     d->busy = false;
+    pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
     return NULL;
 }
@@ -624,6 +684,15 @@ int web_fleet_start(web_fleet *f, int id, const char *task, int *run, char *err,
     if (!copy) return snprintf(err, errlen, "out of memory"), WEB_ERROR;
     pthread_mutex_lock(&d->lock);
     bool shut = atomic_load(&f->shut);
+    if (d->hung) {
+        pthread_mutex_unlock(&d->lock);
+        free(copy);
+        return snprintf(err, errlen,
+                        "drone %d hung in an earlier mission and was landed: it takes "
+                        "no more missions until the server restarts",
+                        id),
+               WEB_ERROR;
+    }
     if (d->busy || shut) {
         pthread_mutex_unlock(&d->lock);
         free(copy);

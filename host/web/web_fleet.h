@@ -50,14 +50,20 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
  * event reader for good. Idempotent. */
 void web_fleet_shutdown(web_fleet *f);
 
+/* True when a drone of F is hung (see web_fleet_json): its mission's thread
+ * may still be stuck, so F must not be freed (web_fleet_free leaves it). */
+bool web_fleet_hung(web_fleet *f);
+
 /* Shuts down, then frees F. */
 void web_fleet_free(web_fleet *f);
 
 int web_fleet_count(const web_fleet *f);
 
-/* [{"id","kind","spec","busy","run","task","pose":{x,y,z,yaw},"scene"}]:
+/* [{"id","kind","spec","busy","hung","run","task","pose":{x,y,z,yaw},"scene"}]:
  * "scene" is the scene description of what the camera sees (simulator) or
- * last saw (Tello). */
+ * last saw (Tello). "hung": the watchdog (SPEC §6) ended a mission of this
+ * drone whose VM did not stop, and landed it; such a drone takes no new
+ * mission (web_fleet_start fails) until the server restarts. */
 cJSON *web_fleet_json(web_fleet *f);
 
 enum { WEB_STARTED = 0, WEB_BUSY = 1, WEB_ERROR = -1 };

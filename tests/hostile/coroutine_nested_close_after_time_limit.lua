@@ -1,0 +1,18 @@
+-- expect: limit=timeout
+-- args: --max-instructions 100000000000 --timeout-ms 300
+print('started')
+local function level(n)
+  return coroutine.create(function()
+    local guard <close> = setmetatable({}, {__close = function() while true do end end})
+    if n > 0 then
+      local inner = level(n - 1)
+      coroutine.resume(inner)
+      coroutine.close(inner)
+    end
+    while true do end
+  end)
+end
+local top = level(3)
+coroutine.resume(top)
+coroutine.close(top)
+while true do end
