@@ -228,6 +228,8 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
     if (!sb->lim.max_memory) sb->lim.max_memory = SANDBOX_DEFAULT_MEMORY;
     if (!sb->lim.timeout_ms) sb->lim.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
     if (!sb->lim.max_output) sb->lim.max_output = SANDBOX_DEFAULT_OUTPUT;
+    /* A limit of centuries is "none"; it must not wrap the deadline around. */
+    if (sb->lim.timeout_ms > SANDBOX_MAX_TIMEOUT_MS) sb->lim.timeout_ms = SANDBOX_MAX_TIMEOUT_MS;
     sb->deadline_ns = now_ns() + sb->lim.timeout_ms * 1000000ull;
     atomic_init(&sb->cancel, 0);
 

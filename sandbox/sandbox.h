@@ -30,6 +30,7 @@
 #define SANDBOX_DEFAULT_INSTRUCTIONS 10000000ull
 #define SANDBOX_DEFAULT_MEMORY (16u * 1024u * 1024u)
 #define SANDBOX_DEFAULT_TIMEOUT_MS 300000ull
+#define SANDBOX_MAX_TIMEOUT_MS 3153600000000ull /* 100 years: longer limits are cut to it */
 #define SANDBOX_DEFAULT_OUTPUT (64u * 1024u)
 
 typedef struct sandbox_limits {

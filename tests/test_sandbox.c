@@ -53,6 +53,20 @@ static void test_deadline_and_alive(void)
     sandbox_free(sb);
 }
 
+static void test_huge_time_limit_does_not_wrap(void)
+{
+    /* 2^64-1 ms (as --timeout-ms may give) would wrap the deadline into the
+     * past and end every script at once: it means "no limit to speak of". */
+    char err[256];
+    sandbox_limits lim = {.timeout_ms = ~0ull};
+    sandbox *sb = sandbox_new(&lim, err, sizeof err);
+    CHECK(sandbox_alive(sb), "a huge time limit made the sandbox time out at once");
+    CHECK(run(sb, "local n = 0 for i = 1, 100000 do n = n + i end", err, sizeof err) == SANDBOX_OK,
+          "%s", err);
+    CHECK(sandbox_remaining_ms(sb) >= SANDBOX_MAX_TIMEOUT_MS - 60000);
+    sandbox_free(sb);
+}
+
 static void test_usage_and_budget(void)
 {
     char err[256];
@@ -141,6 +155,7 @@ int main(void)
 {
     test_cancel_from_another_thread();
     test_deadline_and_alive();
+    test_huge_time_limit_does_not_wrap();
     test_usage_and_budget();
     test_text_chunks_only();
     test_globals_are_per_chunk();
