@@ -32,7 +32,10 @@
 #include <lauxlib.h>
 
 /* coroutine.close and coroutine.resume (upvalue 1: Lua's own), refused
- * once a limit has tripped. */
+ * once a limit has tripped. A limit that trips inside the coroutine comes
+ * back as resume's "false, error": checked again on return, so that the
+ * resuming thread gets the limit error (and its hook re-armed at count 1)
+ * at once, instead of running on until its own next count hook. */
 static int checked_call(lua_State *L)
 {
     sandbox_check(L);
@@ -41,6 +44,7 @@ static int checked_call(lua_State *L)
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    sandbox_check(L);
     return lua_gettop(L);
 }
 
@@ -74,12 +78,12 @@ static int wrapped(lua_State *L)
     lua_State *co = lua_tothread(L, lua_upvalueindex(1));
     sandbox_check(L);
     int r = resume_co(L, co, lua_gettop(L));
+    sandbox_check(L); /* a limit inside: raised here too (see checked_call) */
     if (r >= 0) return r;
     int stat = lua_status(co);
     if (stat != LUA_OK && stat != LUA_YIELD) {
-        /* Died: close its to-be-closed variables, but only while no limit
-         * has tripped (see the policy above); else the limit error goes on. */
-        sandbox_check(L);
+        /* Died, no limit having tripped (checked above): close its
+         * to-be-closed variables, then check again. */
         lua_pop(L, 1);
         stat = lua_resetthread(co);
         lua_xmove(co, L, 1);

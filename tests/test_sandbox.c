@@ -138,6 +138,42 @@ static void test_limit_error_identity(void)
     sandbox_free(sb);
 }
 
+static int marks;
+
+static int mark(lua_State *L)
+{
+    (void)L;
+    marks++;
+    return 0;
+}
+
+static void test_hook_rearmed_at_once_after_a_limit(void)
+{
+    /* The script catches the limit error and runs on. The hook must fire on
+     * its very next instruction (re-armed at count 1), in the main thread and
+     * in a coroutine: not one call of mark() may happen after the limit. */
+    const char *scripts[] = {
+        "pcall(function() while true do end end) while true do mark() end",
+        "local co = coroutine.create(function() while true do end end) "
+        "coroutine.resume(co) while true do mark() end",
+        "coroutine.wrap(function() pcall(function() while true do end end) "
+        "while true do mark() end end)()",
+    };
+    for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+        char err[256];
+        sandbox_limits lim = {.max_instructions = 50000};
+        sandbox *sb = sandbox_new(&lim, err, sizeof err);
+        sandbox_set_global(sb, "mark", mark, NULL);
+        marks = 0;
+        CHECK(run(sb, scripts[i], err, sizeof err) == SANDBOX_INSTRUCTIONS, "%s", err);
+        CHECK(marks == 0,
+              "hook re-arming: after the instruction limit the script ran on %d calls of mark() "
+              "(the hook must be re-armed to fire on every instruction): %s",
+              marks, scripts[i]);
+        sandbox_free(sb);
+    }
+}
+
 static void test_output_is_capped(void)
 {
     char err[256];
@@ -156,6 +192,7 @@ int main(void)
     test_cancel_from_another_thread();
     test_deadline_and_alive();
     test_huge_time_limit_does_not_wrap();
+    test_hook_rearmed_at_once_after_a_limit();
     test_usage_and_budget();
     test_text_chunks_only();
     test_globals_are_per_chunk();
