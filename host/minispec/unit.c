@@ -75,6 +75,8 @@ static void commit_checks(ms_parser *P)
 static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
 {
     commit_checks(P);
+    size_t else_mark = P->else_mark;
+    P->else_mark = (size_t)-1;
     ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
     ev->depth = P->nblocks;
     ev->lua = NULL;
@@ -91,6 +93,7 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
         break;
     case MS_EV_BLOCK_BEGIN: {
         ev->depth = P->nblocks - 1;
+        if (ev->block == MS_BLOCK_ELSE) P->lua.len = else_mark; /* the "end" becomes "else" */
         emit_line(P, P->code.data, P->code.len);
         P->indent++;
         P->blocks[P->nblocks - 1].body_start = P->lua.len;
@@ -107,7 +110,8 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
     case MS_EV_BLOCK_END: {
         ms_open_block *b = &P->blocks[--P->nblocks];
         ev->depth = P->nblocks;
-        if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+        if (b->kind != MS_BLOCK_LOOP) ms_forget_since(P, b->defs_mark);
+        if (b->kind == MS_BLOCK_COND) P->else_mark = P->lua.len;
         P->chunk.len = 0;
         if (b->kind == MS_BLOCK_LOOP && !P->recover) {
             ms_buf_adds(&P->chunk, chunk_head);
@@ -141,6 +145,7 @@ static void reset_unit(ms_parser *P)
     P->code.len = 0;
     if (P->code.data) P->code.data[0] = '\0';
     P->chunk.len = 0;
+    P->stall_known = false;
 }
 
 /* Reports a unit longer than MS_MAX_UNIT_BYTES and skips it (whole plan)
@@ -159,6 +164,65 @@ static void too_long(ms_parser *P, ms_lexpos start, ms_event *ev)
     /* stream mode stops here; the whole-plan compiler goes on */
 }
 
+/* Bytes that lengthen the partial token T (a string's opening QUOTE)
+ * without ending it. */
+static bool continues(const ms_token *t, char quote, unsigned char c)
+{
+    switch (t->kind) {
+    case MS_T_EOF: return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    case MS_T_STRING: return c != (unsigned char)quote && c != '\\' && c != '\n';
+    case MS_T_WORD:
+    case MS_T_VAR:
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    case MS_T_INT:
+    case MS_T_ARG: return c >= '0' && c <= '9';
+    default: return false;
+    }
+}
+
+/* Arms the gate after a unit stalled on P->stall (see parser.h): only
+ * when the token ends the buffer in a state where more of the same bytes
+ * keep it partial (a string not right after a backslash or a quote that
+ * may close it; an integer, not a float that may still take its '.'). */
+static void arm_gate(ms_parser *P, size_t first)
+{
+    const ms_token *t = &P->stall;
+    P->stall_ok = false;
+    if (!P->stall_known || t->off + t->len != P->lx.len || !t->partial) return;
+    if (t->kind == MS_T_STRING && t->len > 1) {
+        char last = P->lx.src[P->lx.len - 1];
+        if (last == '\\' || last == P->lx.src[t->off]) return;
+    }
+    switch (t->kind) { /* the kinds more of whose bytes keep them partial */
+    case MS_T_EOF:
+    case MS_T_STRING:
+    case MS_T_WORD:
+    case MS_T_VAR:
+    case MS_T_INT:
+    case MS_T_ARG: break;
+    default: return;
+    }
+    P->stall_ok = true;
+    P->stall_scanned = P->lx.len;
+    P->unit_first = first;
+}
+
+/* True while every byte that arrived since the stall only continues the
+ * stalled token and the unit is not too long: nothing can have changed. */
+static bool gate_holds(ms_parser *P)
+{
+    if (!P->stall_ok || P->lx.final || P->lx.len - P->unit_first > MS_MAX_UNIT_BYTES) return false;
+    const unsigned char *src = (const unsigned char *)P->lx.src;
+    char quote = P->lx.src[P->stall.off];
+    size_t i = P->stall_scanned;
+    while (i < P->lx.len && continues(&P->stall, quote, src[i]))
+        i++;
+    P->lx.work += i - P->stall_scanned;
+    P->stall_scanned = i;
+    return i == P->lx.len;
+}
+
 ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
 {
     if (!P->recover) memset(ev, 0, sizeof *ev); /* a whole plan reads no events */
@@ -167,6 +231,8 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         ev->diag = P->ndiags ? &P->diags[0] : NULL;
         return MS_EV_ERROR;
     }
+    if (gate_holds(P)) return ev->kind = MS_EV_NONE;
+    P->stall_ok = false;
     for (;;) {
         reset_unit(P);
         /* A whole plan keeps the token that ended the previous unit (read
@@ -181,7 +247,11 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             size_t first = start.pos; /* the unit's first byte, past whitespace */
             while (first < P->lx.len && strchr(" \t\n\r\f\v", P->lx.src[first]) && P->lx.src[first])
                 first++;
-            if (P->lx.len - first <= MS_MAX_UNIT_BYTES) return ev->kind = MS_EV_NONE;
+            P->lx.work += first - start.pos;
+            if (P->lx.len - first <= MS_MAX_UNIT_BYTES) {
+                arm_gate(P, first);
+                return ev->kind = MS_EV_NONE;
+            }
             /* A unit is read again as it grows: bound that work. */
             too_long(P, start, ev);
             return MS_EV_ERROR;
@@ -259,6 +329,7 @@ void ms_parser_run(ms_parser *P)
         P->lua.len = P->unit_mark;
         if (P->lua.data) P->lua.data[P->lua.len] = '\0';
         commit_checks(P);
+        P->else_mark = (size_t)-1;
         resync(P);
         break;
     default: /* more input: impossible once the input is final */
@@ -294,10 +365,17 @@ void ms_parser_run(ms_parser *P)
         size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
         if (unit_stop - ev.off > MS_MAX_UNIT_BYTES) too_long(P, start, &ev);
         commit_checks(P);
+        size_t else_mark = P->else_mark;
+        P->else_mark = (size_t)-1;
         switch (kind) {
         case MS_EV_STATEMENT: ms_buf_addc(&P->lua, '\n'); break;
         case MS_EV_BLOCK_BEGIN:
-            ms_buf_addc(&P->lua, '\n');
+            if (P->blocks[P->nblocks - 1].kind == MS_BLOCK_ELSE) {
+                P->lua.len = else_mark; /* the condition's "end" becomes "else" */
+                emit_line(P, "else", 4);
+            } else {
+                ms_buf_addc(&P->lua, '\n');
+            }
             P->indent++;
             P->blocks[P->nblocks - 1].body_start = P->lua.len;
             break;
@@ -308,8 +386,9 @@ void ms_parser_run(ms_parser *P)
         }
         if (kind == MS_EV_BLOCK_END) {
             ms_open_block *b = &P->blocks[--P->nblocks];
-            if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+            if (b->kind != MS_BLOCK_LOOP) ms_forget_since(P, b->defs_mark);
             P->indent--;
+            if (b->kind == MS_BLOCK_COND) P->else_mark = P->lua.len;
             emit_line(P, "end", 3);
         }
     }
@@ -347,6 +426,9 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->nunit_used = 0;
     P->unit_assign = -1;
     P->stopped = false;
+    P->nvar_names = 0;
+    P->else_mark = (size_t)-1;
+    P->stall_known = P->stall_ok = false;
     ms_names_sync(P);
 }
 
@@ -371,6 +453,7 @@ void ms_parser_free(ms_parser *P)
     free(P->used);
     free(P->unit_used);
     free(P->names.table);
+    free(P->var_names);
 }
 
 const char *ms_parser_dialect(const ms_parser *P)

@@ -1,5 +1,6 @@
 #include "vision/objects.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,13 +22,25 @@ size_t vision_describe(const vision_object *objs, int n, char *out, size_t outle
     return used;
 }
 
+/* Names compare with ' ' and '_' alike: detectors name classes "sports
+ * ball", scene files and plans write sports_ball, and TypeFly's plans use
+ * either (SPEC §4). */
+static bool name_eq(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        char x = *a == ' ' ? '_' : *a, y = *b == ' ' ? '_' : *b;
+        if (x != y) return false;
+        if (!x) return true;
+    }
+}
+
 const vision_object *vision_find(const vision_object *objs, int n, const char *name)
 {
     const vision_object *best = NULL;
     for (int i = 0; i < n; i++)
-        if (strcmp(objs[i].name, name) == 0) return &objs[i];
+        if (name_eq(objs[i].name, name)) return &objs[i];
     for (int i = 0; i < n; i++)
-        if (strcmp(objs[i].cls, name) == 0 && (!best || objs[i].w * objs[i].h > best->w * best->h))
+        if (name_eq(objs[i].cls, name) && (!best || objs[i].w * objs[i].h > best->w * best->h))
             best = &objs[i];
     return best;
 }
