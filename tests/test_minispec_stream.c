@@ -213,6 +213,22 @@ static void test_edge_plans(void)
         "3{4{tc(1)}}",
         "mf(1.)",
         "_1=1;_2=_1- -1",
+        "?iv,x{tc,1}:{tc,2}",
+        "?iv,x{tc,1} : {tc,2}l,3",
+        "?iv,x{tc,1}:",
+        "->rp",
+        "->rp;tc(1)",
+        "_obj=1;l(_obj)",
+        "_1a=1",
+        "_",
+        "o,chair_1;p",
+        "p;p,'x';p()",
+        "?iv,x&&iv,y||True{}",
+        "?iv,x&&&iv,y{}",
+        "l,3;l(-3)",
+        "l('it's \\' \\\\ \\\n x')",
+        "l('it'",
+        "l('it' )",
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         check_plan(plans[i], plans[i], strlen(plans[i]));
@@ -266,6 +282,73 @@ static void test_overlong_statement(void)
     free(plan);
 }
 
+/* Work (bytes the parser scanned) to stream PLAN byte by byte; *EVENTS
+ * counts the events, *LAST is the kind of the last one. */
+static size_t work_byte_by_byte(const char *plan, size_t len, int *events, ms_event_kind *last)
+{
+    ms_stream *s = ms_stream_new(reg, NULL);
+    ms_event ev;
+    ms_event_kind k;
+    *events = 0;
+    *last = MS_EV_NONE;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len)
+            ms_stream_feed(s, plan + i, 1);
+        else
+            ms_stream_finish(s);
+        while ((k = ms_stream_next(s, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
+            ++*events;
+            *last = k;
+            if (k == MS_EV_ERROR) break;
+        }
+    }
+    size_t work = ms_stream_work(s);
+    ms_stream_free(s);
+    return work;
+}
+
+/* One long statement fed byte by byte costs work linear in its length
+ * (SPEC §8): bytes that only lengthen its last token (a string's body, a
+ * bare word, blanks) are scanned once, not the statement again from its
+ * start at each byte. Measured in bytes scanned, not time: the bound is
+ * a small constant times the plan's length at every size, up to the
+ * longest statement allowed (65536 bytes). */
+static void test_long_statement_streams_in_linear_work(void)
+{
+    static const struct {
+        const char *what, *head, *fill, *tail;
+    } shapes[] = {
+        {"string", "l('", "x", "')"},
+        {"string with apostrophes and escapes", "l('", "it's \\' ", "')"},
+        {"double-quoted string", "l(\"", "ab'", "\")"},
+        {"v1 bare word", "l,", "w", ";"},
+        {"blanks", "tc(", " ", "45)"},
+        {"blank lines before a statement", "", "\n", "tc(45)"},
+    };
+    static const size_t sizes[] = {1024, 16384, 65536};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n = sizes[z], hl = strlen(shapes[k].head), tl = strlen(shapes[k].tail);
+            size_t fl = strlen(shapes[k].fill);
+            char *plan = malloc(n + 1);
+            memcpy(plan, shapes[k].head, hl);
+            for (size_t i = hl; i < n - tl; i++)
+                plan[i] = shapes[k].fill[(i - hl) % fl];
+            memcpy(plan + n - tl, shapes[k].tail, tl);
+            plan[n] = '\0';
+            if (k == 1) memcpy(plan + n - tl - 2, "ab", 2); /* no escape left open */
+            int events;
+            ms_event_kind last;
+            size_t work = work_byte_by_byte(plan, n, &events, &last);
+            CHECK(events == 1 && last == MS_EV_STATEMENT, "%s of %zu bytes: %d events, last %d",
+                  shapes[k].what, n, events, (int)last);
+            CHECK(work <= 4 * n, "%s of %zu bytes: %zu bytes scanned (more than 4 per byte)",
+                  shapes[k].what, n, work);
+            free(plan);
+        }
+    }
+}
+
 int main(void)
 {
     const char *src = getenv("SRC");
@@ -276,6 +359,7 @@ int main(void)
     test_edge_plans();
     test_statements_inside_open_blocks();
     test_overlong_statement();
+    test_long_statement_streams_in_linear_work();
     registry_free(reg);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     return failures ? 1 : 0;

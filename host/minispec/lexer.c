@@ -268,6 +268,14 @@ static __attribute__((noinline)) ms_tok_kind scan_other(ms_lexer *lx, ms_token *
     return error_token(lx, t, n, "unexpected character '%s'", shown);
 }
 
+void ms_lexer_skip_space(ms_lexer *lx)
+{
+    size_t from = lx->at.pos;
+    while (lx->at.pos < lx->len && space_byte[(unsigned char)lx->src[lx->at.pos]])
+        advance(lx);
+    lx->work += lx->at.pos - from;
+}
+
 static inline ms_tok_kind lexer_next(ms_lexer *lx, ms_token *t);
 
 ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)

@@ -75,6 +75,9 @@ void ms_lexer_init(ms_lexer *lx, const char *src, size_t len, bool final);
 /* Scans the next token into T and advances past it; returns its kind. */
 ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t);
 
+/* Moves past whitespace (counted in work). */
+void ms_lexer_skip_space(ms_lexer *lx);
+
 /* True for the kinds whose first byte already fixes the kind, so that a
  * partial token of that kind can be peeked at (not consumed). */
 bool ms_tok_kind_certain(ms_tok_kind k);

@@ -164,13 +164,12 @@ static void too_long(ms_parser *P, ms_lexpos start, ms_event *ev)
     /* stream mode stops here; the whole-plan compiler goes on */
 }
 
-/* Bytes that lengthen the partial token T (a string's opening QUOTE)
- * without ending it. */
-static bool continues(const ms_token *t, char quote, unsigned char c)
+/* Bytes that lengthen the partial word, number, variable, argument or
+ * run of blanks T without ending it. */
+static bool continues(const ms_token *t, unsigned char c)
 {
     switch (t->kind) {
     case MS_T_EOF: return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-    case MS_T_STRING: return c != (unsigned char)quote && c != '\\' && c != '\n';
     case MS_T_WORD:
     case MS_T_VAR:
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -181,30 +180,50 @@ static bool continues(const ms_token *t, char quote, unsigned char c)
     }
 }
 
-/* Arms the gate after a unit stalled on P->stall (see parser.h): only
- * when the token ends the buffer in a state where more of the same bytes
- * keep it partial (a string not right after a backslash or a quote that
- * may close it; an integer, not a float that may still take its '.'). */
+/* Scans a partial string's body from I as the lexer would (an escape, an
+ * apostrophe before a letter or digit); returns where it stopped: at the
+ * end of the input, at a byte that the next byte decides (a final quote or
+ * backslash: scanned again next time), or (size_t)-1 at a byte that ends
+ * or breaks the string. */
+static size_t string_continues(const unsigned char *src, size_t i, size_t len, unsigned char quote)
+{
+    while (i < len) {
+        unsigned char c = src[i];
+        if (c == '\n') return (size_t)-1;
+        if (c == '\\' || c == quote) {
+            if (i + 1 >= len) return i;
+            unsigned char d = src[i + 1];
+            if (c == '\\') {
+                if (d == '\n') return (size_t)-1;
+            } else if (quote != '\'' || !((d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') ||
+                                          (d >= '0' && d <= '9') || d == '_')) {
+                return (size_t)-1; /* the closing quote */
+            }
+            i += 2;
+            continue;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* Arms the gate after a unit stalled on P->stall (see parser.h), when the
+ * token is of a kind that more of its own bytes keep partial. */
 static void arm_gate(ms_parser *P, size_t first)
 {
     const ms_token *t = &P->stall;
     P->stall_ok = false;
     if (!P->stall_known || t->off + t->len != P->lx.len || !t->partial) return;
-    if (t->kind == MS_T_STRING && t->len > 1) {
-        char last = P->lx.src[P->lx.len - 1];
-        if (last == '\\' || last == P->lx.src[t->off]) return;
-    }
-    switch (t->kind) { /* the kinds more of whose bytes keep them partial */
+    switch (t->kind) {
+    case MS_T_STRING: P->stall_scanned = t->off + 1; break; /* its body: scanned once more */
     case MS_T_EOF:
-    case MS_T_STRING:
     case MS_T_WORD:
     case MS_T_VAR:
     case MS_T_INT:
-    case MS_T_ARG: break;
+    case MS_T_ARG: P->stall_scanned = P->lx.len; break;
     default: return;
     }
     P->stall_ok = true;
-    P->stall_scanned = P->lx.len;
     P->unit_first = first;
 }
 
@@ -214,13 +233,19 @@ static bool gate_holds(ms_parser *P)
 {
     if (!P->stall_ok || P->lx.final || P->lx.len - P->unit_first > MS_MAX_UNIT_BYTES) return false;
     const unsigned char *src = (const unsigned char *)P->lx.src;
-    char quote = P->lx.src[P->stall.off];
-    size_t i = P->stall_scanned;
-    while (i < P->lx.len && continues(&P->stall, quote, src[i]))
+    size_t i = P->stall_scanned, len = P->lx.len;
+    if (P->stall.kind == MS_T_STRING) {
+        size_t stop = string_continues(src, i, len, src[P->stall.off]);
+        if (stop == (size_t)-1) return false;
+        P->lx.work += stop - i;
+        P->stall_scanned = stop;
+        return true;
+    }
+    while (i < len && continues(&P->stall, src[i]))
         i++;
     P->lx.work += i - P->stall_scanned;
     P->stall_scanned = i;
-    return i == P->lx.len;
+    return i == len;
 }
 
 ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
@@ -242,12 +267,12 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         ms_event_kind kind;
         int jumped = setjmp(P->jb);
         if (jumped == MS_JMP_MORE) {
+            /* The unit starts at its first byte past whitespace: that
+             * whitespace is skipped once, not at every reading. */
             P->lx.at = start;
             P->have_ahead = false;
-            size_t first = start.pos; /* the unit's first byte, past whitespace */
-            while (first < P->lx.len && strchr(" \t\n\r\f\v", P->lx.src[first]) && P->lx.src[first])
-                first++;
-            P->lx.work += first - start.pos;
+            ms_lexer_skip_space(&P->lx);
+            size_t first = P->lx.at.pos;
             if (P->lx.len - first <= MS_MAX_UNIT_BYTES) {
                 arm_gate(P, first);
                 return ev->kind = MS_EV_NONE;
