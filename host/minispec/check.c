@@ -236,6 +236,38 @@ static void names_build(ms_parser *P)
     }
 }
 
+/* TypeFly's earlier names for skills, from its releases of November 2023
+ * (turn_c_cw, is_in_sight, obj_loc_x ...) and February 2024 (`->Replan`),
+ * so that plans published with them still run. Looked up only when no
+ * skill of the registry has the name. */
+static const struct {
+    const char *old, *now;
+} typefly_names[] = {
+    {"turn_c_cw", "turn_ccw"},
+    {"tcc", "turn_ccw"},
+    {"is_in_sight", "is_visible"},
+    {"iis", "is_visible"},
+    {"obj_loc_x", "object_x"},
+    {"olx", "object_x"},
+    {"obj_loc_y", "object_y"},
+    {"oly", "object_y"},
+    {"obj_size_w", "object_width"},
+    {"osw", "object_width"},
+    {"obj_size_h", "object_height"},
+    {"osh", "object_height"},
+    {"sweeping", "scan"},
+    {"sweeping_abstract", "scan_abstract"},
+    {"Replan", "replan"},
+};
+
+static const skill *typefly_name(ms_parser *P, const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof typefly_names / sizeof typefly_names[0]; i++)
+        if (same_name(typefly_names[i].old, name, len))
+            return ms_find_skill(P->reg, typefly_names[i].now, strlen(typefly_names[i].now));
+    return NULL;
+}
+
 const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
 {
     if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
@@ -248,7 +280,8 @@ const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
             if (e->len == len && skill_named(e->s, name, len)) return e->s;
         }
     }
-    return ms_find_skill(P->reg, name, len);
+    const skill *s = ms_find_skill(P->reg, name, len);
+    return s ? s : typefly_name(P, name, len);
 }
 
 const skill *ms_check_skill(ms_parser *P, const ms_token *tok)
