@@ -236,9 +236,9 @@ static void names_build(ms_parser *P)
     }
 }
 
-/* TypeFly's earlier names for skills, from its releases of November 2023
- * (turn_c_cw, is_in_sight, obj_loc_x ...) and February 2024 (`->Replan`),
- * so that plans published with them still run. Looked up only when no
+/* TypeFly's other names for skills, from its releases of November 2023
+ * (turn_c_cw, is_in_sight, obj_loc_x ...), February 2024 (`->Replan`) and
+ * TypeFly 2.0 (scan_description), so that plans published with them run. Looked up only when no
  * skill of the registry has the name. */
 static const struct {
     const char *old, *now;
@@ -258,6 +258,8 @@ static const struct {
     {"sweeping", "scan"},
     {"sweeping_abstract", "scan_abstract"},
     {"Replan", "replan"},
+    {"sd", "scan_abstract"},
+    {"scan_description", "scan_abstract"},
 };
 
 static const skill *typefly_name(ms_parser *P, const char *name, size_t len)
