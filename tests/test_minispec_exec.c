@@ -184,6 +184,11 @@ static void test_typefly_forms(void)
     expect_run("tc(90);?iv('a'){l('y')}:{l('n')}", "turn_cw(90);is_visible(a);log(y);=> nil");
     expect_run("?False{?True{l('a')}:{l('b')}}:{?False{l('c')}:{l('d')}}", "log(d);=> nil");
     expect_run("?True{}:{l('no')};?False{}:{_2=1};?True{l(1)}:{->2}->3", "log(1);=> 3");
+    /* TypeFly 2.0: a condition that assigns (?_1=sd('...'){g(_1)}), and r */
+    expect_run("?_1=p('n?'){l(_1)}:{l('no')}->_1", "probe(n?);log(2);=> 2");
+    expect_run("?_v=iv('a'){l('y')}l(_v);->_v", "is_visible(a);log(false);=> false");
+    expect_run("?_1=sd('edible?'){g(_1)}", "scan_abstract(edible?);goto(true);=> nil");
+    expect_run("r(180);r(-30)", "rotate(180);rotate(-30);=> nil");
 }
 
 static void test_semantics(void)
@@ -274,6 +279,7 @@ static void test_stream_execution_matches_whole(const char *src)
         "_obj='a';?iv(_obj)&&True||False{l('y')}:{l('n');?False{}:{l('m')}}l(3)",
         "tc(90);?iv('a'){l('y')}:{l('n')}->re_plan",
         "3{?iv('a'){->1}:{tc(45)}}",
+        "?_1=p('q'){l(_1)}:{l('n')}l(_1);4{?_2=iv('x'){->_2}tc(90)}",
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         check_same(plans[i], plans[i]);

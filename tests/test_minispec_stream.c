@@ -229,6 +229,9 @@ static void test_edge_plans(void)
         "l('it's \\' \\\\ \\\n x')",
         "l('it'",
         "l('it' )",
+        "?_1=iv,x{l,_1}l,_1",
+        "?_1 = p('a') {}:{}",
+        "r(-30)",
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         check_plan(plans[i], plans[i], strlen(plans[i]));

@@ -5,7 +5,7 @@
  *   program    := { statement [';'] }
  *   statement  := loop | cond | assign | return | call
  *   loop       := INT '{' program '}'
- *   cond       := '?' condition '{' program '}'
+ *   cond       := '?' [ VAR '=' ] condition '{' program '}'
  *   assign     := VAR '=' expr
  *   return     := '->' expr
  *   call       := NAME [ '(' [ expr {',' expr} ] ')' | ',' expr {',' expr} ]
@@ -533,11 +533,30 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     return MS_EV_BLOCK_BEGIN;
 }
 
-/* cond := '?' condition '{' program '}' */
+/* "v._1 = VALUE; " for a condition that assigns VAR. */
+static void emit_assign(ms_buf *out, const ms_expr *var, const ms_expr *value)
+{
+    ms_emit_var(out, var->id, var->text, var->len);
+    ms_buf_addlit(out, " = ");
+    ms_emit_expr(out, value);
+    ms_buf_addlit(out, "; ");
+}
+
+/* cond := '?' [ VAR '=' ] condition '{' program '}'
+ * `?_1=sd('edible?'){g(_1)}` (TypeFly 2.0) assigns the value and tests it. */
 static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
 {
     next(P);
+    int npending = P->npending;
     ms_expr *cond = parse_expr(P, false);
+    ms_expr *assigned = NULL;
+    if (cond->kind == MS_E_VAR && peek(P)->kind == MS_T_ASSIGN) {
+        P->npending = npending; /* it is being assigned, not used */
+        next(P);
+        assigned = cond;
+        cond = parse_expr(P, false);
+        P->unit_assign = assigned->id;
+    }
     const ms_token *t = peek(P);
     if (t->kind != MS_T_LBRACE) {
         char what[64];
@@ -547,10 +566,16 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     ms_token brace;
     next_into(P, &brace);
     enter(P, &brace);
+    ms_expr *value = cond;
+    if (assigned) { /* v._1 = value; if ms.truth(v._1) then */
+        emit_assign(P->out, assigned, value);
+        cond = assigned;
+    }
     ms_buf_addlit(P->out, "if ");
     ms_emit_truth(P->out, cond);
     ms_buf_addlit(P->out, " then");
     if (!P->recover) { /* the chunk a stream controller runs to decide the branch */
+        if (assigned) emit_assign(&P->chunk, assigned, value);
         ms_buf_addlit(&P->chunk, "return ");
         ms_emit_truth(&P->chunk, cond);
     }

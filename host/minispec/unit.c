@@ -93,6 +93,8 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
         break;
     case MS_EV_BLOCK_BEGIN: {
         ev->depth = P->nblocks - 1;
+        /* a condition's own assignment (?_1=...{) outlives its block */
+        P->blocks[P->nblocks - 1].defs_mark = P->ndefs_log;
         if (ev->block == MS_BLOCK_ELSE) P->lua.len = else_mark; /* the "end" becomes "else" */
         emit_line(P, P->code.data, P->code.len);
         P->indent++;
@@ -395,6 +397,7 @@ void ms_parser_run(ms_parser *P)
         switch (kind) {
         case MS_EV_STATEMENT: ms_buf_addc(&P->lua, '\n'); break;
         case MS_EV_BLOCK_BEGIN:
+            P->blocks[P->nblocks - 1].defs_mark = P->ndefs_log; /* as in commit */
             if (P->blocks[P->nblocks - 1].kind == MS_BLOCK_ELSE) {
                 P->lua.len = else_mark; /* the condition's "end" becomes "else" */
                 emit_line(P, "else", 4);
