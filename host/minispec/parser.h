@@ -191,8 +191,9 @@ void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char
                    size_t outlen);
 
 /* The variable number of `_...` TEXT[0..LEN) (the leading '_' included):
- * its digits, or a named variable's number; -1 when too long (the caller
- * reports it). */
+ * its digits, or a named variable's number (only definite assignment uses
+ * it: the Lua names the variable by its text); -2 when the digits are too
+ * many, -1 when the name is too long (the caller reports either). */
 long ms_var_id(ms_parser *P, const char *text, size_t len);
 /* The skill a call to S by NAME[0..LEN) with NARGS arguments runs: TypeFly
  * 2023's `p` with no argument is take_picture, with one it is probe. */
