@@ -94,7 +94,7 @@ static bool ends_itself(const char *plan, const rec *r)
         if (in_str) {
             if (*p == '\\')
                 p++;
-            else if (*p == q && !(q == '\'' && isalnum((unsigned char)p[1])))
+            else if (*p == q && !(q == '\'' && (isalnum((unsigned char)p[1]) || p[1] == '_')))
                 in_str = false;
             continue;
         }
@@ -117,8 +117,24 @@ static size_t earliest(const char *plan, size_t len, const rec *r)
     size_t i = end;
     while (i < len && is_space(plan[i]))
         i++;
-    if (i == len) return len + 1;                              /* only the end of the plan tells */
-    if (plan[i] == '-') return i + 2 <= len ? i + 2 : len + 1; /* '-' or '->' */
+    if (i == len) return len + 1; /* only the end of the plan tells */
+    /* '$' and a name (not an argument): an error quoted whole, so its end */
+    if (plan[i] == '$' && i + 1 < len && !isdigit((unsigned char)plan[i + 1])) {
+        size_t j = i + 1;
+        while (j < len && (isalnum((unsigned char)plan[j]) || plan[j] == '_'))
+            j++;
+        if (j > i + 1) return j < len ? j + 1 : len + 1;
+    }
+    /* a byte whose token the next byte settles: '-' or '->', '=' or '==', '&' or '&&' ...,
+     * '_' alone (an error) or '_x' (a variable), '$' or '$1'; a '.' right after a
+     * number, which may still become a fraction */
+    size_t d = end;
+    while (d > r->off && isdigit((unsigned char)plan[d - 1]))
+        d--;
+    bool number = d < end && (d == r->off || !(isalnum((unsigned char)plan[d - 1]) ||
+                                               plan[d - 1] == '_' || plan[d - 1] == '$'));
+    if (strchr("-=<>!&|_$", plan[i]) || (plan[i] == '.' && i == end && number))
+        return i + 2 <= len ? i + 2 : len + 1;
     return i + 1;
 }
 
@@ -135,8 +151,8 @@ static void check_plan(const char *name, const char *plan, size_t len)
               a->off, a->len, a->lua, a->message, b->kind, b->off, b->len, b->lua, b->message);
         if (b->kind == MS_EV_ERROR) continue;
         size_t want = earliest(plan, len, b);
-        CHECK(b->at == want, "%s: event %d (%.*s) reported after %zu bytes, earliest is %zu", name,
-              i, (int)b->len, plan + b->off, b->at, want);
+        CHECK(b->at == want, "%s: event %d (%.*s) reported after %zu bytes, earliest is %zu: %.*s",
+              name, i, (int)b->len, plan + b->off, b->at, want, (int)len, plan);
     }
     for (unsigned seed = 1; seed <= 5; seed++) {
         unsigned st = seed;
@@ -285,6 +301,48 @@ static void test_overlong_statement(void)
     free(plan);
 }
 
+/* TypeFly's forms mutated (bytes inserted, deleted, replaced): streamed,
+ * each gives the events and the first error the whole plan gives, at the
+ * earliest byte; the stream parser's shortcut for bytes that only lengthen
+ * a token must never change an outcome. */
+static void test_mutated_typefly_plans(void)
+{
+    static const char *const plans[] = {
+        "8{_1=q,'what's the edible target?';?_1!=False{o,_1;a;->True}tc,45}->False",
+        "4{_1=ox($1);?_1>0.6{tc(15)};?_1<0.4{tu(15)};_2=ox($1);?_2<0.6&_2>0.4{->True}}->rp",
+        "o,chair_1;p;_obj=p('what \\'s this?');l,3;g('apple',20)",
+        "?iv('a')&&iv('b')||False{l(\"x y\")}:{l('n')}",
+        "?_1=sd('Any edible object here?'){g(_1)}r(-30);->re_plan",
+        "tcc,180;_1=iis,apple;l,_1   ;  l('it''s')",
+    };
+    static const char bytes[] = "{};,()?=<>!&|+-*/_$'\"0123456789. \nabcpqrT\\:";
+    unsigned seed = 7;
+    for (size_t k = 0; k < sizeof plans / sizeof plans[0]; k++) {
+        size_t n = strlen(plans[k]);
+        for (int m = 0; m < 1500; m++) {
+            char buf[256];
+            memcpy(buf, plans[k], n + 1);
+            size_t len = n;
+            for (int edits = 1 + rand_r(&seed) % 3; edits > 0; edits--) {
+                size_t at = (size_t)rand_r(&seed) % (len + 1);
+                int op = rand_r(&seed) % 3;
+                char c = bytes[(size_t)rand_r(&seed) % (sizeof bytes - 1)];
+                if (op == 0 && len + 1 < sizeof buf) { /* insert */
+                    memmove(buf + at + 1, buf + at, len - at + 1);
+                    buf[at] = c;
+                    len++;
+                } else if (op == 1 && at < len) { /* delete */
+                    memmove(buf + at, buf + at + 1, len - at);
+                    len--;
+                } else if (at < len) {
+                    buf[at] = c;
+                }
+            }
+            check_plan("mutated TypeFly plan", buf, len);
+        }
+    }
+}
+
 /* Work (bytes the parser scanned) to stream PLAN byte by byte; *EVENTS
  * counts the events, *LAST is the kind of the last one. */
 static size_t work_byte_by_byte(const char *plan, size_t len, int *events, ms_event_kind *last)
@@ -363,6 +421,7 @@ int main(void)
     test_statements_inside_open_blocks();
     test_overlong_statement();
     test_long_statement_streams_in_linear_work();
+    test_mutated_typefly_plans();
     registry_free(reg);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     return failures ? 1 : 0;

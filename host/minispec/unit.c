@@ -51,9 +51,28 @@ static void emit_line(ms_parser *P, const char *text, size_t len)
 
 static const char chunk_head[] = "local ms, v = minispec, ...\n";
 
+/* Puts the unit's diagnostics in source order (a call's arity is found
+ * after its arguments' problems, an operator's after its operands'), so
+ * that the first one the stream reports is the first the whole-plan
+ * checker lists. Stable: a unit has few. */
+static void sort_pending(ms_parser *P)
+{
+    for (int i = 1; i < P->npending; i++) {
+        ms_diag d = P->pending[i];
+        int j = i;
+        while (j > 0 && (P->pending[j - 1].line > d.line ||
+                         (P->pending[j - 1].line == d.line && P->pending[j - 1].col > d.col))) {
+            P->pending[j] = P->pending[j - 1];
+            j--;
+        }
+        P->pending[j] = d;
+    }
+}
+
 /* Applies a completed unit's checking effects. */
 static void commit_checks(ms_parser *P)
 {
+    sort_pending(P);
     for (int i = 0; i < P->npending; i++) {
         ms_diag *d = &P->pending[i];
         ms_parser_diag(P, d->line, d->col, "%s", d->message);
