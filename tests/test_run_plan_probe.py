@@ -62,6 +62,16 @@ with tempfile.TemporaryDirectory() as tmp:
         check("what fruit is this?" in text, "the question reaches the LLM: %s" % text[:300])
         check("apple" in text, "the scene reaches the LLM: %s" % text[:300])
         check(not body.get("stream"), "a probe is asked without streaming")
+    # the exchanges are recorded with the mission
+    lg = subprocess.run([ALOFT, "log", "--json", str(doc.get("mission_id"))] + db,
+                        capture_output=True, text=True, timeout=60)
+    try:
+        calls = json.loads(lg.stdout).get("llm_calls", [])
+    except ValueError:
+        calls = []
+    check([c.get("kind") for c in calls] == ["probe", "probe"] and calls[0].get("response") ==
+          "  apple\n" and "what fruit is this?" in calls[0].get("prompt", ""),
+          "recorded exchanges: %s" % calls)
 
     # the environment names the server and the model
     fake = Fake(tmp, [{"content": "pear"}, {"content": "3"}])

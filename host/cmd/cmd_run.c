@@ -572,6 +572,7 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
         /* probe asks the configured LLM, as in a --task mission */
         run_probe rp = {.prompts_dir = a->prompts, .world = &world, .cancel = cli_cancel_flag()};
         llm_settings(a, &rp.cfg);
+        rp.obs = mission_record_observer(rec, rp.cfg.model);
         runner_opts ro = {
             .reg = reg,
             .world = &world,

@@ -36,19 +36,21 @@ int run_probe_ask(void *ud, const char *question, char *out, size_t outlen, char
     prompt_set *ps = prompt_load(p->prompts_dir, err, errlen);
     if (!ps) return -1;
     char *scene = scene_now(p->world);
+    if (scene && p->obs.scene) p->obs.scene(p->obs.ud, scene);
     prompt_msgs pm = {0};
     int rc = prompt_probe(ps, question, scene ? scene : "", &pm, err, errlen);
     free(scene);
     prompt_free(ps);
     if (rc) return -1;
     llm_message msgs[2];
-    llm_request req = {
-        .messages = msgs, .nmessages = prompt_msgs_to_llm(&pm, msgs), .cancel = p->cancel};
+    int n = prompt_msgs_to_llm(&pm, msgs);
+    llm_request req = {.messages = msgs, .nmessages = n, .cancel = p->cancel};
     llm_config cfg = p->cfg;
     cfg.stream = false; /* a short answer, wanted whole */
     llm_result res;
     rc = llm_call(&cfg, &req, &res);
     p->calls++;
+    if (p->obs.llm_exchange) p->obs.llm_exchange(p->obs.ud, MISSION_LLM_PROBE, msgs, n, &res);
     prompt_msgs_free(&pm);
     if (rc) {
         snprintf(err, errlen, "the LLM did not answer: %s", res.error);

@@ -9,6 +9,7 @@
 #define ALOFT_CMD_RUN_PROBE_H
 
 #include "llm/llm.h"
+#include "mission/controller.h"
 #include "mission/runner.h"
 
 typedef struct run_probe {
@@ -16,7 +17,8 @@ typedef struct run_probe {
     const char *prompts_dir; /* --prompts DIR, or NULL: the built-in templates */
     mission_world *world;
     const atomic_bool *cancel;
-    int calls; /* LLM requests made */
+    mission_observer obs; /* records each exchange and scene (any hook may be NULL) */
+    int calls;            /* LLM requests made */
 } run_probe;
 
 /* Answers QUESTION into OUT (runner_opts.probe; UD is a run_probe). The
