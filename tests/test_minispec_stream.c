@@ -371,8 +371,8 @@ static size_t work_byte_by_byte(const char *plan, size_t len, int *events, ms_ev
 /* One long statement fed byte by byte costs work linear in its length
  * (SPEC §8): bytes that only lengthen its last token (a string's body, a
  * bare word, blanks) are scanned once, not the statement again from its
- * start at each byte. Measured in bytes scanned, not time: the bound is
- * a small constant times the plan's length at every size, up to the
+ * start at each byte, and tokens already read whole are not scanned again. Measured in bytes
+ * scanned, not time: the bound is a small constant times the plan's length at every size, up to the
  * longest statement allowed (65536 bytes). */
 static void test_long_statement_streams_in_linear_work(void)
 {
@@ -385,6 +385,12 @@ static void test_long_statement_streams_in_linear_work(void)
         {"v1 bare word", "l,", "w", ";"},
         {"blanks", "tc(", " ", "45)"},
         {"blank lines before a statement", "", "\n", "tc(45)"},
+        /* 430 operators at 64 KiB, each ending a token after 150 blanks:
+         * the tokens read whole are not scanned again */
+        {"many tokens apart", "l(",
+         "1+                                                                               "
+         "                                                                      ",
+         "1)"},
     };
     static const size_t sizes[] = {1024, 16384, 65536};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {

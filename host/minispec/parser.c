@@ -109,13 +109,47 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
 
 /* ---- tokens ---- */
 
+/* Stream mode reads a waiting unit again as bytes arrive; the tokens it
+ * has already read whole are taken from the unit's token cache instead of
+ * being scanned again (with the blanks between them): a complete token
+ * stays what it is however many bytes follow. Errors are not cached (their
+ * message lives in the lexer). */
+static bool cached_token(ms_parser *P)
+{
+    if (P->recover) return false;
+    if (P->tcache_at < P->ntcache && P->tcache[P->tcache_at].from == P->lx.at.pos) {
+        const struct ms_cached_token *c = &P->tcache[P->tcache_at++];
+        token_copy(&P->ahead, &c->tok);
+        P->lx.at = c->to;
+        return true;
+    }
+    P->ntcache = P->tcache_at; /* read differently from here: forget the rest */
+    return false;
+}
+
+static void cache_token(ms_parser *P)
+{
+    if (P->recover || P->ahead.partial || P->ahead.kind == MS_T_ERROR || P->tcache_at != P->ntcache)
+        return;
+    if (P->ntcache == P->cap_tcache)
+        P->tcache = ms_grow(P->tcache, &P->cap_tcache, sizeof *P->tcache);
+    struct ms_cached_token *c = &P->tcache[P->ntcache++];
+    c->from = P->before_ahead.pos;
+    c->to = P->lx.at;
+    token_copy(&c->tok, &P->ahead);
+    P->tcache_at = P->ntcache;
+}
+
 static const ms_token *peek_slow(ms_parser *P)
 {
     if (!P->have_ahead) {
         P->before_ahead.pos = P->lx.at.pos;
         P->before_ahead.line = P->lx.at.line;
         P->before_ahead.col = P->lx.at.col;
-        ms_lexer_next(&P->lx, &P->ahead);
+        if (!cached_token(P)) {
+            ms_lexer_next(&P->lx, &P->ahead);
+            cache_token(P);
+        }
         P->have_ahead = true;
     }
     if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) wait_for(P, &P->ahead);

@@ -131,6 +131,14 @@ typedef struct ms_parser {
     bool stall_ok;        /* the gate below is armed */
     size_t stall_scanned; /* bytes up to here continue the token */
     size_t unit_first;    /* first byte of the waiting unit */
+    /* The waiting unit's complete tokens, in order (parser.c): read from
+     * here when the unit is read again. tcache_at: the next to use. */
+    struct ms_cached_token {
+        size_t from;  /* where the lexer stood before it (blanks included) */
+        ms_lexpos to; /* and after it */
+        ms_token tok;
+    } * tcache;
+    int ntcache, cap_tcache, tcache_at;
 } ms_parser;
 
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover);

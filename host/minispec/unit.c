@@ -167,6 +167,7 @@ static void reset_unit(ms_parser *P)
     if (P->code.data) P->code.data[0] = '\0';
     P->chunk.len = 0;
     P->stall_known = false;
+    P->tcache_at = 0;
 }
 
 /* Reports a unit longer than MS_MAX_UNIT_BYTES and skips it (whole plan)
@@ -303,6 +304,7 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             return MS_EV_ERROR;
         }
         if (jumped == MS_JMP_SYNTAX) {
+            P->ntcache = 0; /* the unit is over: its tokens are not read again */
             commit(P, MS_EV_NONE, ev);
             if (!P->recover)
                 P->stopped = true;
@@ -313,6 +315,7 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             return MS_EV_ERROR;
         }
         kind = ms_parse_unit(P, ev);
+        P->ntcache = 0;
         if (P->have_ahead && !P->recover) { /* un-read the lookahead */
             P->lx.at = P->before_ahead;
             P->have_ahead = false;
@@ -476,6 +479,7 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->nvar_names = 0;
     P->else_mark = (size_t)-1;
     P->stall_known = P->stall_ok = false;
+    P->ntcache = P->tcache_at = 0;
     ms_names_sync(P);
 }
 
@@ -501,6 +505,7 @@ void ms_parser_free(ms_parser *P)
     free(P->unit_used);
     free(P->names.table);
     free(P->var_names);
+    free(P->tcache);
 }
 
 const char *ms_parser_dialect(const ms_parser *P)
