@@ -7,8 +7,9 @@
 --   truth     Python's, as in TypeFly: False, None, 0 and '' are false;
 --             everything else is true.
 --   compare   numbers numerically (int and float mix); == across types is
---             false and != true (plain Lua ==); ordering (< > <= >=) only
---             between two numbers, anything else is an error that says so.
+--             false and != true (plain Lua ==); ordering (< > <= >=)
+--             between two numbers, or a bool (0/1) and a number; anything
+--             else is an error that says so.
 --   arith     numbers only; '/' is float division and refuses zero.
 --   probe     answers are coerced: True/False -> bool, numerals -> number,
 --             anything else stays text.
@@ -54,17 +55,28 @@ local function describe(x)
   return t .. " " .. tostring(x)
 end
 
-local function ordered(op, a, b)
-  if type(a) ~= "number" or type(b) ~= "number" then
-    error("cannot compare " .. describe(a) .. " " .. op .. " " .. describe(b)
-          .. ": '" .. op .. "' compares numbers only", 3)
-  end
+-- A bool orders as 0/1 against a number, as in Python: TypeFly 2023's
+-- orienting tests `?_1>0.6` with _1 False when the object is out of view.
+local function ordinal(x)
+  if x == true then return 1 end
+  if x == false then return 0 end
+  return x
 end
 
-function ms.lt(a, b) ordered("<", a, b) return a < b end
-function ms.gt(a, b) ordered(">", a, b) return a > b end
-function ms.le(a, b) ordered("<=", a, b) return a <= b end
-function ms.ge(a, b) ordered(">=", a, b) return a >= b end
+local function ordered(op, a, b)
+  local ta, tb = type(a), type(b)
+  if ta == "number" and tb == "number" then return a, b end
+  if (ta == "boolean" and tb == "number") or (ta == "number" and tb == "boolean") then
+    return ordinal(a), ordinal(b)
+  end
+  error("cannot compare " .. describe(a) .. " " .. op .. " " .. describe(b)
+        .. ": '" .. op .. "' compares numbers only (or a bool with a number)", 3)
+end
+
+function ms.lt(a, b) a, b = ordered("<", a, b) return a < b end
+function ms.gt(a, b) a, b = ordered(">", a, b) return a > b end
+function ms.le(a, b) a, b = ordered("<=", a, b) return a <= b end
+function ms.ge(a, b) a, b = ordered(">=", a, b) return a >= b end
 
 function ms.num(x)
   if type(x) ~= "number" then

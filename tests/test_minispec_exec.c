@@ -158,6 +158,39 @@ static void expect_run(const char *plan, const char *want)
     CHECK(strcmp(got, want) == 0, "plan %s\n  ran: %s\n want: %s", plan, got, want);
 }
 
+/* The forms of TypeFly's own plans (SPEC §4, TypeFly compatibility). */
+static void test_typefly_forms(void)
+{
+    /* `->rp` and `->re_plan` return by replanning */
+    expect_run("tc(10);?tc(5){->rp}l('never')", "turn_cw(10);turn_cw(5);replan();=> nil");
+    expect_run("->re_plan;l('never')", "replan();=> nil");
+    expect_run("re_plan();l('never')", "replan();=> nil");
+    /* `p` alone is take_picture; with an argument it is probe */
+    expect_run("o,chair_1;p", "orienting(chair_1);take_picture();=> nil");
+    expect_run("_1=p;->_1", "take_picture();=> picture-1.jpg");
+    expect_run("p();->p('n?')", "take_picture();probe(n?);=> 2");
+    expect_run("->p,'n?'", "probe(n?);=> 2");
+    expect_run("probe('n?');query,'m?'", "probe(n?);probe(m?);=> nil");
+    /* goto and approach take a distance */
+    expect_run("g('apple',20);a('apple',30);a",
+               "goto(apple,20);approach(apple,30);approach();=> nil");
+    /* named variables */
+    expect_run("_obj=p('n?');_n_2=1;->_obj+_n_2", "probe(n?);=> 3");
+    expect_run("_1a=5;_1=2;->_1a-_1", "=> 3");
+    /* a numeral where text is expected is its text */
+    expect_run("l,3;l(4.5);l(-2);->iv(7)", "log(3);log(4.5);log(-2);is_visible(7);=> false");
+    /* TypeFly 2.0: && and ||, and an else branch */
+    expect_run("?iv('a')&&True||False{l('y')}:{l('n')}->1", "is_visible(a);log(n);=> 1");
+    expect_run("tc(90);?iv('a'){l('y')}:{l('n')}", "turn_cw(90);is_visible(a);log(y);=> nil");
+    expect_run("?False{?True{l('a')}:{l('b')}}:{?False{l('c')}:{l('d')}}", "log(d);=> nil");
+    expect_run("?True{}:{l('no')};?False{}:{_2=1};?True{l(1)}:{->2}->3", "log(1);=> 3");
+    /* TypeFly 2.0: a condition that assigns (?_1=sd('...'){g(_1)}), and r */
+    expect_run("?_1=p('n?'){l(_1)}:{l('no')}->_1", "probe(n?);log(2);=> 2");
+    expect_run("?_v=iv('a'){l('y')}l(_v);->_v", "is_visible(a);log(false);=> false");
+    expect_run("?_1=sd('edible?'){g(_1)}", "scan_abstract(edible?);goto(true);=> nil");
+    expect_run("r(180);r(-30)", "rotate(180);rotate(-30);=> nil");
+}
+
 static void test_semantics(void)
 {
     /* -> ends the plan from inside nested loops */
@@ -170,9 +203,23 @@ static void test_semantics(void)
     expect_run("->'a'!=1", "=> true");
     expect_run("->True==1", "=> false");
     expect_run("->2.5>=2", "=> true");
-    expect_run("?'a'<1{}", "!! cannot compare text 'a' < number 1: '<' compares numbers only");
-    expect_run("_1=ox('cup');?_1>0.5{l('right')}",
-               "object_x(cup);!! cannot compare False > number 0.5: '>' compares numbers only");
+    expect_run("?'a'<1{}", "!! cannot compare text 'a' < number 1: '<' compares numbers only "
+                           "(or a bool with a number)");
+    expect_run("?'a'>=True{}", "!! cannot compare text 'a' >= True: '>=' compares numbers only "
+                               "(or a bool with a number)");
+    expect_run("?None<1{}", "!! cannot compare None < number 1: '<' compares numbers only "
+                            "(or a bool with a number)");
+    expect_run("?True<False{}", "!! cannot compare True < False: '<' compares numbers only "
+                                "(or a bool with a number)");
+    /* a bool orders against a number as 0/1, as in Python (TypeFly 2023's
+     * orienting tests `?_1>0.6` with _1 False when the object is unseen) */
+    expect_run("_1=ox('cup');?_1>0.5{l('right')}->_1", "object_x(cup);=> false");
+    expect_run("->False<0.4", "=> true");
+    expect_run("->False>=0", "=> true");
+    expect_run("->True>0.99", "=> true");
+    expect_run("->True<=1", "=> true");
+    expect_run("->1<True", "=> false");
+    expect_run("->0.5>False", "=> true");
     /* truth: False, None, 0 and '' are false */
     expect_run("?0{->1}?''{->2}?None{->3}?False{->4}?'x'{->5}->6", "=> 5");
     expect_run("?0.0|''{->1}?1&'a'{->2}->3", "=> 2");
@@ -191,6 +238,7 @@ static void test_semantics(void)
     expect_run("_1=0;4{_1=_1+1}->_1", "=> 4");
     expect_run("_1=s('cup');?_1==True{o,cup;a;->True}->False",
                "scan(cup);orienting(cup);approach();=> true");
+    test_typefly_forms();
 }
 
 /* Every example plan, and some with loops and returns, behave the same fed
@@ -226,6 +274,12 @@ static void test_stream_execution_matches_whole(const char *src)
         "?iv('x'){2{tc(100)}}tc(100);?iv('x'){2{->tc(5)}}",
         "tc(10);rp;tc(20)",
         "_1=1;->_1+",
+        "tc(10);?tc(5){->rp}l('never')",
+        "o,chair_1;p;_x=p;l(_x)",
+        "_obj='a';?iv(_obj)&&True||False{l('y')}:{l('n');?False{}:{l('m')}}l(3)",
+        "tc(90);?iv('a'){l('y')}:{l('n')}->re_plan",
+        "3{?iv('a'){->1}:{tc(45)}}",
+        "?_1=p('q'){l(_1)}:{l('n')}l(_1);4{?_2=iv('x'){->_2}tc(90)}",
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         check_same(plans[i], plans[i]);
@@ -264,8 +318,11 @@ static void test_minispec_skills(void)
                  "is_visible(cup);turn_cw(45);is_visible(cup);turn_cw(45);is_visible(cup);=> true");
     expect_skill("sweeping_abstract", "anything edible?", "probe(anything edible?);=> 2");
     expect_skill("approach_typefly", NULL, "move_forward(120);=> nil");
+    /* unseen: x is False, which Python orders as 0 < 0.4: it turns left */
     expect_skill("orienting_typefly", "door",
-                 "object_x(door);!! cannot compare False > number 0.6: '>' compares numbers only");
+                 "object_x(door);turn_ccw(15);object_x(door);object_x(door);turn_ccw(15);"
+                 "object_x(door);object_x(door);turn_ccw(15);object_x(door);object_x(door);"
+                 "turn_ccw(15);object_x(door);=> false");
 }
 
 int main(void)

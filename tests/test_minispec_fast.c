@@ -125,6 +125,22 @@ static void test_edge_plans(void)
         {"rp(1)", false},
         {"l(rp)", true}, /* a bare word */
         {"l(rp())", false},
+        /* TypeFly's forms (SPEC §4): what the fast path takes, what it leaves */
+        {"o,chair_1;p", true},
+        {"p();_1=p;l(_1);p('x')", true},
+        {"l,3;l(4.5);l(-2);iv(7)", true},
+        {"g('apple',20);a('apple',5);a", true},
+        {"tcc,90;_1=iis,x;olx,x;->Replan", false},
+        {"tcc,90;_1=iis,x;l(_1)", true},
+        {"r(-30);sd('x')", true},
+        {"_obj=1;l(_obj)", false},
+        {"_1a=1", false},
+        {"_=1", false},
+        {"?iv('a')&&iv('b')||True{}", false},
+        {"?iv('a'){l(1)}:{l(2)}", false},
+        {"->rp", false},
+        {"->re_plan", false},
+        {"?_1=iv('a'){}", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *plan = cases[i].plan;
@@ -135,7 +151,7 @@ static void test_edge_plans(void)
 }
 
 /* Bytes a mutation inserts: MiniSpec's own, and a few it does not have. */
-static const char mutation_bytes[] = "{};,()?=<>!&|+-*/_$'\"0123456789. \nabcitlqxTFN\\";
+static const char mutation_bytes[] = "{};,()?=<>!&|+-*/_$'\"0123456789. \nabcitlqxTFN\\:";
 
 static uint32_t next_random(uint32_t *s)
 {

@@ -94,7 +94,7 @@ static bool ends_itself(const char *plan, const rec *r)
         if (in_str) {
             if (*p == '\\')
                 p++;
-            else if (*p == q && !(q == '\'' && isalnum((unsigned char)p[1])))
+            else if (*p == q && !(q == '\'' && (isalnum((unsigned char)p[1]) || p[1] == '_')))
                 in_str = false;
             continue;
         }
@@ -117,8 +117,24 @@ static size_t earliest(const char *plan, size_t len, const rec *r)
     size_t i = end;
     while (i < len && is_space(plan[i]))
         i++;
-    if (i == len) return len + 1;                              /* only the end of the plan tells */
-    if (plan[i] == '-') return i + 2 <= len ? i + 2 : len + 1; /* '-' or '->' */
+    if (i == len) return len + 1; /* only the end of the plan tells */
+    /* '$' and a name (not an argument): an error quoted whole, so its end */
+    if (plan[i] == '$' && i + 1 < len && !isdigit((unsigned char)plan[i + 1])) {
+        size_t j = i + 1;
+        while (j < len && (isalnum((unsigned char)plan[j]) || plan[j] == '_'))
+            j++;
+        if (j > i + 1) return j < len ? j + 1 : len + 1;
+    }
+    /* a byte whose token the next byte settles: '-' or '->', '=' or '==', '&' or '&&' ...,
+     * '_' alone (an error) or '_x' (a variable), '$' or '$1'; a '.' right after a
+     * number, which may still become a fraction */
+    size_t d = end;
+    while (d > r->off && isdigit((unsigned char)plan[d - 1]))
+        d--;
+    bool number = d < end && (d == r->off || !(isalnum((unsigned char)plan[d - 1]) ||
+                                               plan[d - 1] == '_' || plan[d - 1] == '$'));
+    if (strchr("-=<>!&|_$", plan[i]) || (plan[i] == '.' && i == end && number))
+        return i + 2 <= len ? i + 2 : len + 1;
     return i + 1;
 }
 
@@ -135,8 +151,8 @@ static void check_plan(const char *name, const char *plan, size_t len)
               a->off, a->len, a->lua, a->message, b->kind, b->off, b->len, b->lua, b->message);
         if (b->kind == MS_EV_ERROR) continue;
         size_t want = earliest(plan, len, b);
-        CHECK(b->at == want, "%s: event %d (%.*s) reported after %zu bytes, earliest is %zu", name,
-              i, (int)b->len, plan + b->off, b->at, want);
+        CHECK(b->at == want, "%s: event %d (%.*s) reported after %zu bytes, earliest is %zu: %.*s",
+              name, i, (int)b->len, plan + b->off, b->at, want, (int)len, plan);
     }
     for (unsigned seed = 1; seed <= 5; seed++) {
         unsigned st = seed;
@@ -213,6 +229,25 @@ static void test_edge_plans(void)
         "3{4{tc(1)}}",
         "mf(1.)",
         "_1=1;_2=_1- -1",
+        "?iv,x{tc,1}:{tc,2}",
+        "?iv,x{tc,1} : {tc,2}l,3",
+        "?iv,x{tc,1}:",
+        "->rp",
+        "->rp;tc(1)",
+        "_obj=1;l(_obj)",
+        "_1a=1",
+        "_",
+        "o,chair_1;p",
+        "p;p,'x';p()",
+        "?iv,x&&iv,y||True{}",
+        "?iv,x&&&iv,y{}",
+        "l,3;l(-3)",
+        "l('it's \\' \\\\ \\\n x')",
+        "l('it'",
+        "l('it' )",
+        "?_1=iv,x{l,_1}l,_1",
+        "?_1 = p('a') {}:{}",
+        "r(-30)",
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         check_plan(plans[i], plans[i], strlen(plans[i]));
@@ -266,6 +301,121 @@ static void test_overlong_statement(void)
     free(plan);
 }
 
+/* TypeFly's forms mutated (bytes inserted, deleted, replaced): streamed,
+ * each gives the events and the first error the whole plan gives, at the
+ * earliest byte; the stream parser's shortcut for bytes that only lengthen
+ * a token must never change an outcome. */
+static void test_mutated_typefly_plans(void)
+{
+    static const char *const plans[] = {
+        "8{_1=q,'what's the edible target?';?_1!=False{o,_1;a;->True}tc,45}->False",
+        "4{_1=ox($1);?_1>0.6{tc(15)};?_1<0.4{tu(15)};_2=ox($1);?_2<0.6&_2>0.4{->True}}->rp",
+        "o,chair_1;p;_obj=p('what \\'s this?');l,3;g('apple',20)",
+        "?iv('a')&&iv('b')||False{l(\"x y\")}:{l('n')}",
+        "?_1=sd('Any edible object here?'){g(_1)}r(-30);->re_plan",
+        "tcc,180;_1=iis,apple;l,_1   ;  l('it''s')",
+    };
+    static const char bytes[] = "{};,()?=<>!&|+-*/_$'\"0123456789. \nabcpqrT\\:";
+    unsigned seed = 7;
+    for (size_t k = 0; k < sizeof plans / sizeof plans[0]; k++) {
+        size_t n = strlen(plans[k]);
+        for (int m = 0; m < 1500; m++) {
+            char buf[256];
+            memcpy(buf, plans[k], n + 1);
+            size_t len = n;
+            for (int edits = 1 + rand_r(&seed) % 3; edits > 0; edits--) {
+                size_t at = (size_t)rand_r(&seed) % (len + 1);
+                int op = rand_r(&seed) % 3;
+                char c = bytes[(size_t)rand_r(&seed) % (sizeof bytes - 1)];
+                if (op == 0 && len + 1 < sizeof buf) { /* insert */
+                    memmove(buf + at + 1, buf + at, len - at + 1);
+                    buf[at] = c;
+                    len++;
+                } else if (op == 1 && at < len) { /* delete */
+                    memmove(buf + at, buf + at + 1, len - at);
+                    len--;
+                } else if (at < len) {
+                    buf[at] = c;
+                }
+            }
+            check_plan("mutated TypeFly plan", buf, len);
+        }
+    }
+}
+
+/* Work (bytes the parser scanned) to stream PLAN byte by byte; *EVENTS
+ * counts the events, *LAST is the kind of the last one. */
+static size_t work_byte_by_byte(const char *plan, size_t len, int *events, ms_event_kind *last)
+{
+    ms_stream *s = ms_stream_new(reg, NULL);
+    ms_event ev;
+    ms_event_kind k;
+    *events = 0;
+    *last = MS_EV_NONE;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len)
+            ms_stream_feed(s, plan + i, 1);
+        else
+            ms_stream_finish(s);
+        while ((k = ms_stream_next(s, &ev)) != MS_EV_NONE && k != MS_EV_DONE) {
+            ++*events;
+            *last = k;
+            if (k == MS_EV_ERROR) break;
+        }
+    }
+    size_t work = ms_stream_work(s);
+    ms_stream_free(s);
+    return work;
+}
+
+/* One long statement fed byte by byte costs work linear in its length
+ * (SPEC §8): bytes that only lengthen its last token (a string's body, a
+ * bare word, blanks) are scanned once, not the statement again from its
+ * start at each byte, and tokens already read whole are not scanned again. Measured in bytes
+ * scanned, not time: the bound is a small constant times the plan's length at every size, up to the
+ * longest statement allowed (65536 bytes). */
+static void test_long_statement_streams_in_linear_work(void)
+{
+    static const struct {
+        const char *what, *head, *fill, *tail;
+    } shapes[] = {
+        {"string", "l('", "x", "')"},
+        {"string with apostrophes and escapes", "l('", "it's \\' ", "')"},
+        {"double-quoted string", "l(\"", "ab'", "\")"},
+        {"v1 bare word", "l,", "w", ";"},
+        {"blanks", "tc(", " ", "45)"},
+        {"blank lines before a statement", "", "\n", "tc(45)"},
+        /* 430 operators at 64 KiB, each ending a token after 150 blanks:
+         * the tokens read whole are not scanned again */
+        {"many tokens apart", "l(",
+         "1+                                                                               "
+         "                                                                      ",
+         "1)"},
+    };
+    static const size_t sizes[] = {1024, 16384, 65536};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n = sizes[z], hl = strlen(shapes[k].head), tl = strlen(shapes[k].tail);
+            size_t fl = strlen(shapes[k].fill);
+            char *plan = malloc(n + 1);
+            memcpy(plan, shapes[k].head, hl);
+            for (size_t i = hl; i < n - tl; i++)
+                plan[i] = shapes[k].fill[(i - hl) % fl];
+            memcpy(plan + n - tl, shapes[k].tail, tl);
+            plan[n] = '\0';
+            if (k == 1) memcpy(plan + n - tl - 2, "ab", 2); /* no escape left open */
+            int events;
+            ms_event_kind last;
+            size_t work = work_byte_by_byte(plan, n, &events, &last);
+            CHECK(events == 1 && last == MS_EV_STATEMENT, "%s of %zu bytes: %d events, last %d",
+                  shapes[k].what, n, events, (int)last);
+            CHECK(work <= 4 * n, "%s of %zu bytes: %zu bytes scanned (more than 4 per byte)",
+                  shapes[k].what, n, work);
+            free(plan);
+        }
+    }
+}
+
 int main(void)
 {
     const char *src = getenv("SRC");
@@ -276,6 +426,8 @@ int main(void)
     test_edge_plans();
     test_statements_inside_open_blocks();
     test_overlong_statement();
+    test_long_statement_streams_in_linear_work();
+    test_mutated_typefly_plans();
     registry_free(reg);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     return failures ? 1 : 0;

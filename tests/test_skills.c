@@ -63,7 +63,13 @@ static void test_builtin_abbreviations_match_typefly(void)
     CHECK(q && strcmp(q->name, "probe") == 0 && strcmp(q->alias_abbr, "q") == 0);
     CHECK(registry_find(reg, "q", 1) == q);
     const skill *a = registry_find(reg, "approach", 8);
-    CHECK(a && a->min_args == 0 && a->nargs == 1 && a->level == SKILL_HIGH);
+    CHECK(a && a->min_args == 0 && a->nargs == 2 && a->level == SKILL_HIGH);
+    const skill *g = registry_find(reg, "g", 1);
+    CHECK(g && strcmp(g->name, "goto") == 0 && g->min_args == 1 && g->nargs == 2);
+    const skill *r = registry_find(reg, "r", 1);
+    CHECK(r && strcmp(r->name, "rotate") == 0 && r->nargs == 1);
+    const skill *rp = registry_find(reg, "re_plan", 7);
+    CHECK(rp && strcmp(rp->name, "replan") == 0 && strcmp(rp->abbr, "rp") == 0);
     CHECK(registry_find(reg, "turn", 4) == NULL);
     CHECK(registry_find(reg, "", 0) == NULL);
     registry_free(reg);
@@ -200,7 +206,13 @@ static void test_dispatch_checks_arguments(void)
     CHECK(strstr(run_error(reg, "log()"), "log takes 1 argument, got 0"));
     CHECK(strstr(run_error(reg, "turn_cw('left')"), "must be int, got string"));
     CHECK(strstr(run_error(reg, "is_visible({})"), "must be str, got table"));
-    CHECK(strstr(run_error(reg, "approach(1, 2)"), "approach takes 0 to 1 arguments, got 2"));
+    CHECK(strstr(run_error(reg, "approach(1, 2, 3)"), "approach takes 0 to 2 arguments, got 3"));
+    CHECK(strstr(run_error(reg, "approach('apple', 0/0)"), "must be a finite number"));
+    CHECK(strstr(run_error(reg, "approach('apple', -1)"), "distance must be a number of cm"));
+    CHECK(strstr(run_error(reg, "approach('apple', 1001)"), "distance must be a number of cm"));
+    /* 0 and 1000 cm are accepted: it goes on to the camera (none here) */
+    CHECK(strstr(run_error(reg, "approach('apple', 1000)"), "no camera connected"));
+    CHECK(strstr(run_error(reg, "approach('apple', 0)"), "no camera connected"));
     CHECK(strstr(run_error(reg, "turn_cw(0/0)"), "must be a finite number"));
     /* no drone: a clear error, not a crash */
     CHECK(strstr(run_error(reg, "move_forward(10)"), "no drone connected"));

@@ -1,8 +1,8 @@
 -- TypeFly's "orienting" (paper, Listing 8): turn in 15-degree steps until the
 -- object is centred. Named orienting_typefly so that it can sit next to the
 -- built-in orienting. As in the paper, an object that is not visible makes
--- object_x return False, and ordering False against a number is an error in
--- MiniSpec (SPEC §4): the built-in orienting checks for False first.
+-- object_x return False, which orders as 0 against a number, as in Python
+-- (SPEC §4): `?_1<0.4` holds and the drone turns left looking for it.
 return {
   name = "orienting_typefly",
   description = "turn until the object is centred in the view; True when centred",

@@ -7,6 +7,7 @@
  * --detector and --source give the mission real eyes: the vision pipeline
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
+#include "cmd/run_probe.h"
 #include "drone/tello.h"
 #include "mission/controller.h"
 #include "mission/record.h"
@@ -656,6 +657,10 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
     runner_outcome out;
     memset(&out, 0, sizeof out);
     if (f->plan) {
+        /* probe asks the configured LLM, as in a --task mission */
+        run_probe rp = {.prompts_dir = a->prompts, .world = &world, .cancel = cli_cancel_flag()};
+        llm_settings(a, &rp.cfg);
+        rp.obs = mission_record_observer(rec, rp.cfg.model);
         runner_opts ro = {
             .reg = reg,
             .world = &world,
@@ -666,8 +671,11 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
             .on_sandbox = set_cancel,
             .outcome = &out,
             .record = rec,
+            .probe = run_probe_ask,
+            .probe_ud = &rp,
         };
         *doc = runner_run(&ro);
+        if (*doc) runner_report_set(*doc, "llm_calls", cJSON_CreateNumber(rp.calls));
     } else {
         *doc = run_task(a, reg, &world, f->scene, rec, f->replies, &out, err, sizeof err);
         if (!*doc) {

@@ -236,6 +236,40 @@ static void names_build(ms_parser *P)
     }
 }
 
+/* TypeFly's other names for skills, from its releases of November 2023
+ * (turn_c_cw, is_in_sight, obj_loc_x ...), February 2024 (`->Replan`) and
+ * TypeFly 2.0 (scan_description), so that plans published with them run. Looked up only when no
+ * skill of the registry has the name. */
+static const struct {
+    const char *old, *now;
+} typefly_names[] = {
+    {"turn_c_cw", "turn_ccw"},
+    {"tcc", "turn_ccw"},
+    {"is_in_sight", "is_visible"},
+    {"iis", "is_visible"},
+    {"obj_loc_x", "object_x"},
+    {"olx", "object_x"},
+    {"obj_loc_y", "object_y"},
+    {"oly", "object_y"},
+    {"obj_size_w", "object_width"},
+    {"osw", "object_width"},
+    {"obj_size_h", "object_height"},
+    {"osh", "object_height"},
+    {"sweeping", "scan"},
+    {"sweeping_abstract", "scan_abstract"},
+    {"Replan", "replan"},
+    {"sd", "scan_abstract"},
+    {"scan_description", "scan_abstract"},
+};
+
+static const skill *typefly_name(ms_parser *P, const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof typefly_names / sizeof typefly_names[0]; i++)
+        if (same_name(typefly_names[i].old, name, len))
+            return ms_find_skill(P->reg, typefly_names[i].now, strlen(typefly_names[i].now));
+    return NULL;
+}
+
 const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
 {
     if (len == 0 || len >= SKILL_NAME_MAX) return NULL;
@@ -248,7 +282,8 @@ const skill *ms_lookup_skill(ms_parser *P, const char *name, size_t len)
             if (e->len == len && skill_named(e->s, name, len)) return e->s;
         }
     }
-    return ms_find_skill(P->reg, name, len);
+    const skill *s = ms_find_skill(P->reg, name, len);
+    return s ? s : typefly_name(P, name, len);
 }
 
 const skill *ms_check_skill(ms_parser *P, const ms_token *tok)
@@ -327,6 +362,24 @@ static void show_literal(const ms_expr *e, char *out, size_t outlen)
     }
 }
 
+/* Turns the number literal E (`3`, `-2.5`) into a string of its text, in
+ * place; false when E is not one. */
+static bool number_as_text(ms_parser *P, ms_expr *e)
+{
+    const ms_expr *num = e->kind == MS_E_NEG ? e->a : e;
+    if (num->kind != MS_E_NUMBER || num->len > 100) return false;
+    if (e != num) {
+        char *text = ms_arena_alloc(&P->arena, num->len + 1);
+        text[0] = '-';
+        memcpy(text + 1, num->text, num->len);
+        e->text = text;
+        e->len = num->len + 1;
+    }
+    e->kind = MS_E_STRING;
+    e->plain = true; /* digits, '.' and '-' */
+    return true;
+}
+
 void ms_check_call(ms_parser *P, const ms_token *name, const skill *s, ms_expr **args, int nargs)
 {
     if (nargs < s->min_args || nargs > s->nargs) {
@@ -343,6 +396,9 @@ void ms_check_call(ms_parser *P, const ms_token *name, const skill *s, ms_expr *
                             nargs);
     }
     for (int i = 0; i < nargs && i < s->nargs; i++) {
+        /* A numeral where text is expected is its text (`l,3`): TypeFly
+         * prints it (SPEC §4). */
+        if (s->args[i].type == SKILL_T_STR && number_as_text(P, args[i])) continue;
         const char *got = literal_type(args[i]);
         if (!got || literal_fits(args[i], s->args[i].type)) continue;
         char shown[48];
@@ -353,7 +409,37 @@ void ms_check_call(ms_parser *P, const ms_token *name, const skill *s, ms_expr *
     }
 }
 
-/* ---- definite assignment ---- */
+const skill *ms_call_skill(ms_parser *P, const char *name, size_t len, const skill *s, int nargs)
+{
+    if (nargs != 0 || len != 1 || name[0] != 'p' || strcmp(s->name, "probe") != 0) return s;
+    const skill *tp = ms_lookup_skill(P, "take_picture", 12);
+    return tp ? tp : s;
+}
+
+/* ---- variables and definite assignment ---- */
+
+long ms_var_id(ms_parser *P, const char *text, size_t len)
+{
+    size_t digits = 1;
+    while (digits < len && text[digits] >= '0' && text[digits] <= '9')
+        digits++;
+    if (digits == len) { /* _N */
+        if (len > 5) return -2;
+        long v = 0;
+        for (size_t i = 1; i < len; i++)
+            v = v * 10 + (text[i] - '0');
+        return v;
+    }
+    if (len - 1 > MS_VAR_NAME_MAX) return -1;
+    for (int i = 0; i < P->nvar_names; i++)
+        if (strlen(P->var_names[i]) == len && memcmp(P->var_names[i], text, len) == 0)
+            return MS_VAR_NAMED + i;
+    if (P->nvar_names == P->cap_var_names)
+        P->var_names = ms_grow(P->var_names, &P->cap_var_names, sizeof *P->var_names);
+    memcpy(P->var_names[P->nvar_names], text, len);
+    P->var_names[P->nvar_names][len] = '\0';
+    return MS_VAR_NAMED + P->nvar_names++;
+}
 
 bool ms_defined(const ms_parser *P, long var)
 {

@@ -4,7 +4,7 @@
  * runtime (lua/minispec.lua, the global `minispec`, local `ms`) where it is
  * not:
  *
- *   _1              v._1                 (the plan's variable table)
+ *   _1, _obj        v._1, v._obj         (the plan's variable table)
  *   $1              a1                   (a skill definition's parameter)
  *   tc,45           ms.call("turn_cw", 45)
  *   a == b, a != b  a == b, a ~= b       (Lua's rules are MiniSpec's: 1 == 1.0,
@@ -164,6 +164,17 @@ static const char *ordering_fn(ms_tok_kind op)
     }
 }
 
+void ms_emit_var(ms_buf *out, long id, const char *text, size_t len)
+{
+    if (id >= MS_VAR_NAMED) { /* `_obj`: letters, digits and '_', a Lua name as it is */
+        ms_buf_add(out, "v.", 2);
+        ms_buf_add(out, text, len);
+        return;
+    }
+    ms_buf_add(out, "v._", 3);
+    ms_buf_addi(out, id);
+}
+
 void ms_emit_expr(ms_buf *out, const ms_expr *e)
 {
     switch (e->kind) {
@@ -184,10 +195,7 @@ void ms_emit_expr(ms_buf *out, const ms_expr *e)
     case MS_E_TRUE: ms_buf_add(out, "true", 4); break;
     case MS_E_FALSE: ms_buf_add(out, "false", 5); break;
     case MS_E_NONE: ms_buf_add(out, "nil", 3); break;
-    case MS_E_VAR:
-        ms_buf_add(out, "v._", 3);
-        ms_buf_addi(out, e->id);
-        break;
+    case MS_E_VAR: ms_emit_var(out, e->id, e->text, e->len); break;
     case MS_E_ARG:
         ms_buf_addc(out, 'a');
         ms_buf_addi(out, e->id);

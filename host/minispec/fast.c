@@ -146,7 +146,8 @@ static __attribute__((noinline)) void fast_scan_other(fast *F, size_t i, unsigne
     case B_UNDER:
         while (end < n && fast_digit(s[end]))
             end++;
-        if (end == i + 1) fast_give_up(F); /* `_x` is not a variable */
+        /* `_obj` (named) and `_` alone: parser.c's business */
+        if (end == i + 1 || (end < n && fast_name_byte[s[end]])) fast_give_up(F);
         kind = MS_T_VAR;
         break;
     case B_QUOTE:
@@ -274,8 +275,16 @@ static bool fast_args_fit(const skill *s, ms_expr *const *args, int n)
     return true;
 }
 
-/* The arguments of a call to S, the current token following its name. */
-static ms_expr *fast_call(fast *F, const skill *s)
+/* 1 when the current token starts a call's arguments (as parser.c's
+ * args_follow). */
+static int fast_args_follow(const fast *F)
+{
+    return F->kind == MS_T_COMMA || F->kind == MS_T_LPAREN;
+}
+
+/* The arguments of a call to S, named SRC[OFF..OFF+LEN), the current token
+ * following its name. */
+static ms_expr *fast_call(fast *F, const skill *s, size_t off, size_t len)
 {
     ms_parser *P = F->P;
     ms_expr *e = fast_node(F, MS_E_CALL);
@@ -309,6 +318,9 @@ static ms_expr *fast_call(fast *F, const skill *s)
     }
     e->args = args;
     e->nargs = n;
+    const skill *run = ms_call_skill(P, (const char *)F->src + off, len, s, n);
+    if (run != s) fast_note_skill(P, run);
+    e->skill = s = run;
     if (!fast_args_fit(s, args, n)) {
         ms_token at = {0};
         ms_check_call(P, &at, s, args, n);
@@ -370,9 +382,11 @@ static ms_expr *fast_operand(fast *F, bool in_args)
             return e;
         }
         const skill *s = ms_lookup_skill(P, (const char *)F->src + off, len);
-        if (!s || s->returns == SKILL_T_NONE) fast_give_up(F);
+        if (!s) fast_give_up(F);
+        s = ms_call_skill(P, (const char *)F->src + off, len, s, fast_args_follow(F));
+        if (s->returns == SKILL_T_NONE) fast_give_up(F);
         fast_note_skill(P, s);
-        return fast_call(F, s);
+        return fast_call(F, s, off, len);
     }
     default: fast_give_up(F);
     }
@@ -455,8 +469,9 @@ static void fast_call_statement(fast *F)
         fast_give_up(F);
     const skill *s = ms_lookup_skill(P, (const char *)F->src + off, len);
     if (!s) fast_give_up(F);
+    s = ms_call_skill(P, (const char *)F->src + off, len, s, fast_args_follow(F));
     fast_note_skill(P, s);
-    ms_expr *c = fast_call(F, s);
+    ms_expr *c = fast_call(F, s, off, len);
     if (s->name[0] == 'r' && strcmp(s->name, "replan") == 0)
         ms_buf_addlit(&P->lua, "do return ms.replan() end");
     else

@@ -18,6 +18,7 @@ void ms_lexer_init(ms_lexer *lx, const char *src, size_t len, bool final)
     lx->at.line = 1;
     lx->at.col = 1;
     lx->error[0] = '\0';
+    lx->work = 0;
 }
 
 static bool is_alpha(int c)
@@ -160,29 +161,33 @@ static ms_tok_kind scan_number(ms_lexer *lx, ms_token *t)
     return finish(lx, t, MS_T_FLOAT, i - lx->at.pos, unknown_at(lx, i));
 }
 
-/* WORD, `_N` or `$N`. `_1a` is the variable `_1` followed by the word `a`,
- * so that a partial `_1` is certainly a variable whatever follows. */
+/* WORD, a variable (`_1`, `_obj`: '_' and at least one name byte) or `$N`. */
 static ms_tok_kind scan_name(ms_lexer *lx, ms_token *t)
 {
     int first = peek_at(lx, lx->at.pos);
     size_t i = lx->at.pos + 1;
-    if (first == '_' || first == '$') {
-        ms_tok_kind kind = first == '_' ? MS_T_VAR : MS_T_ARG;
-        while (is_digit(peek_at(lx, i)))
-            i++;
-        if (i > lx->at.pos + 1) return finish(lx, t, kind, i - lx->at.pos, unknown_at(lx, i));
+    if (first == '_') {
         while (is_alnum(peek_at(lx, i)))
             i++;
-        /* Not a variable; wait for the whole name to quote it. */
+        if (i > lx->at.pos + 1) return finish(lx, t, MS_T_VAR, i - lx->at.pos, unknown_at(lx, i));
+        if (unknown_at(lx, i)) return finish(lx, t, MS_T_ERROR, 1, true);
+        return error_token(lx, t, 1, "'%s' is not a variable (variables are _1, _2, ... or _name)",
+                           "_");
+    }
+    if (first == '$') {
+        while (is_digit(peek_at(lx, i)))
+            i++;
+        if (i > lx->at.pos + 1) return finish(lx, t, MS_T_ARG, i - lx->at.pos, unknown_at(lx, i));
+        while (is_alnum(peek_at(lx, i)))
+            i++;
+        /* Not an argument; wait for the whole name to quote it. */
         if (unknown_at(lx, i)) return finish(lx, t, MS_T_ERROR, i - lx->at.pos, true);
         char name[40];
         size_t n = i - lx->at.pos < sizeof name - 1 ? i - lx->at.pos : sizeof name - 1;
         memcpy(name, lx->src + lx->at.pos, n);
         name[n] = '\0';
         return error_token(lx, t, i - lx->at.pos,
-                           first == '_' ? "'%s' is not a variable (variables are _1, _2, ...)"
-                                        : "'%s' is not an argument (arguments are $1, $2, ...)",
-                           name);
+                           "'%s' is not an argument (arguments are $1, $2, ...)", name);
     }
     while (is_alnum(peek_at(lx, i)))
         i++;
@@ -202,7 +207,7 @@ static ms_tok_kind scan_pair(ms_lexer *lx, ms_token *t, int second, ms_tok_kind 
 static const unsigned char single_kind[256] = {
     [';'] = MS_T_SEMI,   [','] = MS_T_COMMA,  ['{'] = MS_T_LBRACE,   ['}'] = MS_T_RBRACE,
     ['('] = MS_T_LPAREN, [')'] = MS_T_RPAREN, ['?'] = MS_T_QUESTION, ['+'] = MS_T_PLUS,
-    ['*'] = MS_T_STAR,   ['/'] = MS_T_SLASH,
+    ['*'] = MS_T_STAR,   ['/'] = MS_T_SLASH,  [':'] = MS_T_COLON,
 };
 
 /* Bytes skipped between tokens: 1 for blanks, 2 for a newline. */
@@ -232,9 +237,8 @@ static __attribute__((noinline)) ms_tok_kind scan_other(ms_lexer *lx, ms_token *
     case '|': {
         ms_tok_kind k = c == '&' ? MS_T_AND : MS_T_OR;
         if (unknown_at(lx, lx->at.pos + 1)) return finish(lx, t, k, 1, true);
-        if (peek_at(lx, lx->at.pos + 1) == c)
-            return error_token(lx, t, 2, "unexpected '%s' (MiniSpec writes a single one)",
-                               c == '&' ? "&&" : "||");
+        /* TypeFly 2.0 writes && and ||: the same operators (SPEC §4). */
+        if (peek_at(lx, lx->at.pos + 1) == c) return finish(lx, t, k, 2, false);
         return finish(lx, t, k, 1, false);
     }
     default: break;
@@ -264,7 +268,25 @@ static __attribute__((noinline)) ms_tok_kind scan_other(ms_lexer *lx, ms_token *
     return error_token(lx, t, n, "unexpected character '%s'", shown);
 }
 
+void ms_lexer_skip_space(ms_lexer *lx)
+{
+    size_t from = lx->at.pos;
+    while (lx->at.pos < lx->len && space_byte[(unsigned char)lx->src[lx->at.pos]])
+        advance(lx);
+    lx->work += lx->at.pos - from;
+}
+
+static inline ms_tok_kind lexer_next(ms_lexer *lx, ms_token *t);
+
 ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
+{
+    size_t from = lx->at.pos;
+    ms_tok_kind k = lexer_next(lx, t);
+    lx->work += lx->at.pos - from;
+    return k;
+}
+
+static inline ms_tok_kind lexer_next(ms_lexer *lx, ms_token *t)
 {
     const unsigned char *src = (const unsigned char *)lx->src;
     size_t pos = lx->at.pos, len = lx->len;
@@ -324,7 +346,7 @@ ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t)
         size_t i = pos + 1;
         while (i < len && is_digit(src[i]))
             i++;
-        if (i < len && (c == '_' || src[i] != '.')) {
+        if (i < len && (c == '_' ? !name_byte[src[i]] : src[i] != '.')) {
             lx->at.pos = i;
             lx->at.col = col + (int)(i - pos);
             t->kind = c == '_' ? MS_T_VAR : MS_T_INT;
@@ -362,7 +384,7 @@ const char *ms_tok_kind_name(ms_tok_kind k)
         [MS_T_NE] = "'!='",         [MS_T_LT] = "'<'",          [MS_T_GT] = "'>'",
         [MS_T_LE] = "'<='",         [MS_T_GE] = "'>='",         [MS_T_AND] = "'&'",
         [MS_T_OR] = "'|'",          [MS_T_PLUS] = "'+'",        [MS_T_MINUS] = "'-'",
-        [MS_T_STAR] = "'*'",        [MS_T_SLASH] = "'/'",
+        [MS_T_STAR] = "'*'",        [MS_T_SLASH] = "'/'",       [MS_T_COLON] = "':'",
     };
     return names[k];
 }

@@ -21,7 +21,7 @@ typedef enum ms_tok_kind {
     MS_T_INT,      /* 45 */
     MS_T_FLOAT,    /* 0.6 */
     MS_T_STRING,   /* 'text' or "text" */
-    MS_T_VAR,      /* _1 */
+    MS_T_VAR,      /* _1, _obj */
     MS_T_ARG,      /* $1 */
     MS_T_SEMI,     /* ; */
     MS_T_LBRACE,   /* { */
@@ -38,12 +38,13 @@ typedef enum ms_tok_kind {
     MS_T_GT,       /* > */
     MS_T_LE,       /* <= */
     MS_T_GE,       /* >= */
-    MS_T_AND,      /* & */
-    MS_T_OR,       /* | */
+    MS_T_AND,      /* & or && */
+    MS_T_OR,       /* | or || */
     MS_T_PLUS,     /* + */
     MS_T_MINUS,    /* - */
     MS_T_STAR,     /* * */
     MS_T_SLASH,    /* / */
+    MS_T_COLON,    /* : (an else branch: ?c{...}:{...}) */
 } ms_tok_kind;
 
 typedef struct ms_token {
@@ -66,12 +67,16 @@ typedef struct ms_lexer {
     bool final; /* no more bytes will arrive */
     ms_lexpos at;
     char error[128]; /* message of the last MS_T_ERROR token */
+    size_t work;     /* bytes scanned so far, counted again when read again */
 } ms_lexer;
 
 void ms_lexer_init(ms_lexer *lx, const char *src, size_t len, bool final);
 
 /* Scans the next token into T and advances past it; returns its kind. */
 ms_tok_kind ms_lexer_next(ms_lexer *lx, ms_token *t);
+
+/* Moves past whitespace (counted in work). */
+void ms_lexer_skip_space(ms_lexer *lx);
 
 /* True for the kinds whose first byte already fixes the kind, so that a
  * partial token of that kind can be peeked at (not consumed). */

@@ -5,10 +5,11 @@
  *   program    := { statement [';'] }
  *   statement  := loop | cond | assign | return | call
  *   loop       := INT '{' program '}'
- *   cond       := '?' condition '{' program '}'
+ *   cond       := '?' [ VAR '=' ] condition '{' program '}'
  *   assign     := VAR '=' expr
  *   return     := '->' expr
  *   call       := NAME [ '(' [ expr {',' expr} ] ')' | ',' expr {',' expr} ]
+ *   else       := ':' '{' program '}'     (right after a condition's '}')
  *
  * Expressions use the usual precedence: '|' < '&' < comparison < '+' '-' <
  * '*' '/' < unary '-'. A v1 argument list (after ',') holds arithmetic only,
@@ -79,12 +80,22 @@ void ms_parser_diag_unit(ms_parser *P, int line, int col, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The unit needs more input: the token AT touches the end of the buffer
+ * (NULL when the wait is for something else). unit.c skips reading the
+ * unit again while new bytes only continue AT. */
+static _Noreturn void wait_for(ms_parser *P, const ms_token *at)
+{
+    P->stall_known = at != NULL;
+    if (at) token_copy(&P->stall, at);
+    longjmp(P->jb, MS_JMP_MORE);
+}
+
 static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char *fmt, ...)
 {
     /* A token still arriving is quoted in the message: wait for all of it. */
-    if (at->partial) longjmp(P->jb, MS_JMP_MORE);
+    if (at->partial) wait_for(P, at);
     va_list ap;
     va_start(ap, fmt);
     vdiag(&P->pending, &P->npending, &P->cap_pending, at->line, at->col, fmt, ap);
@@ -98,16 +109,50 @@ static _Noreturn void syntax_error(ms_parser *P, const ms_token *at, const char 
 
 /* ---- tokens ---- */
 
+/* Stream mode reads a waiting unit again as bytes arrive; the tokens it
+ * has already read whole are taken from the unit's token cache instead of
+ * being scanned again (with the blanks between them): a complete token
+ * stays what it is however many bytes follow. Errors are not cached (their
+ * message lives in the lexer). */
+static bool cached_token(ms_parser *P)
+{
+    if (P->recover) return false;
+    if (P->tcache_at < P->ntcache && P->tcache[P->tcache_at].from == P->lx.at.pos) {
+        const struct ms_cached_token *c = &P->tcache[P->tcache_at++];
+        token_copy(&P->ahead, &c->tok);
+        P->lx.at = c->to;
+        return true;
+    }
+    P->ntcache = P->tcache_at; /* read differently from here: forget the rest */
+    return false;
+}
+
+static void cache_token(ms_parser *P)
+{
+    if (P->recover || P->ahead.partial || P->ahead.kind == MS_T_ERROR || P->tcache_at != P->ntcache)
+        return;
+    if (P->ntcache == P->cap_tcache)
+        P->tcache = ms_grow(P->tcache, &P->cap_tcache, sizeof *P->tcache);
+    struct ms_cached_token *c = &P->tcache[P->ntcache++];
+    c->from = P->before_ahead.pos;
+    c->to = P->lx.at;
+    token_copy(&c->tok, &P->ahead);
+    P->tcache_at = P->ntcache;
+}
+
 static const ms_token *peek_slow(ms_parser *P)
 {
     if (!P->have_ahead) {
         P->before_ahead.pos = P->lx.at.pos;
         P->before_ahead.line = P->lx.at.line;
         P->before_ahead.col = P->lx.at.col;
-        ms_lexer_next(&P->lx, &P->ahead);
+        if (!cached_token(P)) {
+            ms_lexer_next(&P->lx, &P->ahead);
+            cache_token(P);
+        }
         P->have_ahead = true;
     }
-    if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) longjmp(P->jb, MS_JMP_MORE);
+    if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) wait_for(P, &P->ahead);
     return &P->ahead;
 }
 
@@ -122,7 +167,7 @@ static inline const ms_token *peek(ms_parser *P)
 static inline void next_into(ms_parser *P, ms_token *out)
 {
     const ms_token *t = peek(P);
-    if (t->partial) longjmp(P->jb, MS_JMP_MORE);
+    if (t->partial) wait_for(P, t);
     if (t->kind == MS_T_ERROR) syntax_error(P, t, "%s", P->lx.error);
     P->have_ahead = false;
     P->unit_end = t->off + t->len;
@@ -186,6 +231,16 @@ static long parse_index(const char *s, size_t n)
     return v;
 }
 
+/* The number of the variable TOK, or a syntax error when it is too long. */
+static long var_id(ms_parser *P, const ms_token *tok)
+{
+    long id = ms_var_id(P, P->lx.src + tok->off, tok->len);
+    if (id >= 0) return id;
+    if (id == -2) syntax_error(P, tok, "variable number too large (at most _9999)");
+    syntax_error(P, tok, "variable name too long (at most %d characters after '_')",
+                 MS_VAR_NAME_MAX);
+}
+
 static ms_expr *parse_expr(ms_parser *P, bool in_args);
 static ms_expr *parse_additive(ms_parser *P, bool in_args);
 
@@ -200,6 +255,13 @@ static bool word_is(const ms_parser *P, const ms_token *t, const char *w)
 static bool is_replan(const skill *s)
 {
     return s && s->name[0] == 'r' && strcmp(s->name, "replan") == 0;
+}
+
+/* 1 when the token after a skill's name starts its arguments (a call
+ * `p()` is settled once its arguments are read), else 0. */
+static int args_follow(const ms_token *t)
+{
+    return t->kind == MS_T_COMMA || t->kind == MS_T_LPAREN;
 }
 
 /* call := NAME [ '(' args ')' | ',' args ]   (NAME already read) */
@@ -248,7 +310,12 @@ static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
     }
     e->nargs = n;
     e->args = args;
-    if (s) ms_check_call(P, name, s, e->args, n);
+    if (s) {
+        const skill *run = ms_call_skill(P, P->lx.src + name->off, name->len, s, n);
+        if (run != s) ms_parser_note_skill(P, run);
+        e->skill = s = run;
+        ms_check_call(P, name, s, e->args, n);
+    }
     return e;
 }
 
@@ -296,10 +363,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         ms_token tok;
         next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_VAR, &tok);
-        if (tok.len > 5) syntax_error(P, &tok, "variable number too large (at most _9999)");
-        e->id = parse_index(P->lx.src + tok.off + 1, tok.len - 1);
+        e->id = var_id(P, &tok);
+        e->text = P->lx.src + tok.off;
+        e->len = tok.len;
         if (!ms_defined(P, e->id))
-            ms_parser_diag_unit(P, tok.line, tok.col, "_%ld used before assignment", e->id);
+            ms_parser_diag_unit(P, tok.line, tok.col, "%.*s used before assignment", (int)tok.len,
+                                e->text);
         return e;
     }
     case MS_T_ARG: {
@@ -342,7 +411,13 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
             e->len = tok.len;
             return e;
         }
-        const skill *s = ms_check_skill(P, &tok);
+        const skill *s = ms_lookup_skill(P, P->lx.src + tok.off, tok.len);
+        if (s) {
+            s = ms_call_skill(P, P->lx.src + tok.off, tok.len, s, args_follow(peek(P)));
+            ms_parser_note_skill(P, s);
+        } else {
+            s = ms_check_skill(P, &tok); /* reports it, with a hint */
+        }
         if (s && s->returns == SKILL_T_NONE)
             ms_parser_diag_unit(P, tok.line, tok.col, "%s%s has no value; use it as a statement",
                                 s->name, is_replan(s) ? " ends the plan and" : "");
@@ -492,11 +567,30 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     return MS_EV_BLOCK_BEGIN;
 }
 
-/* cond := '?' condition '{' program '}' */
+/* "v._1 = VALUE; " for a condition that assigns VAR. */
+static void emit_assign(ms_buf *out, const ms_expr *var, const ms_expr *value)
+{
+    ms_emit_var(out, var->id, var->text, var->len);
+    ms_buf_addlit(out, " = ");
+    ms_emit_expr(out, value);
+    ms_buf_addlit(out, "; ");
+}
+
+/* cond := '?' [ VAR '=' ] condition '{' program '}'
+ * `?_1=sd('edible?'){g(_1)}` (TypeFly 2.0) assigns the value and tests it. */
 static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
 {
     next(P);
+    int npending = P->npending;
     ms_expr *cond = parse_expr(P, false);
+    ms_expr *assigned = NULL;
+    if (cond->kind == MS_E_VAR && peek(P)->kind == MS_T_ASSIGN) {
+        P->npending = npending; /* it is being assigned, not used */
+        next(P);
+        assigned = cond;
+        cond = parse_expr(P, false);
+        P->unit_assign = assigned->id;
+    }
     const ms_token *t = peek(P);
     if (t->kind != MS_T_LBRACE) {
         char what[64];
@@ -506,10 +600,16 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     ms_token brace;
     next_into(P, &brace);
     enter(P, &brace);
+    ms_expr *value = cond;
+    if (assigned) { /* v._1 = value; if ms.truth(v._1) then */
+        emit_assign(P->out, assigned, value);
+        cond = assigned;
+    }
     ms_buf_addlit(P->out, "if ");
     ms_emit_truth(P->out, cond);
     ms_buf_addlit(P->out, " then");
     if (!P->recover) { /* the chunk a stream controller runs to decide the branch */
+        if (assigned) emit_assign(&P->chunk, assigned, value);
         ms_buf_addlit(&P->chunk, "return ");
         ms_emit_truth(&P->chunk, cond);
     }
@@ -523,7 +623,7 @@ static ms_event_kind parse_assign(ms_parser *P)
 {
     ms_token var;
     next_into(P, &var);
-    if (var.len > 5) syntax_error(P, &var, "variable number too large (at most _9999)");
+    long id = var_id(P, &var);
     const ms_token *t = peek(P);
     if (t->kind != MS_T_ASSIGN) {
         char what[64];
@@ -532,18 +632,40 @@ static ms_event_kind parse_assign(ms_parser *P)
     }
     next(P);
     ms_expr *e = parse_expr(P, false);
-    P->unit_assign = parse_index(P->lx.src + var.off + 1, var.len - 1);
-    ms_buf_addlit(P->out, "v._");
-    ms_buf_addi(P->out, P->unit_assign);
+    P->unit_assign = id;
+    ms_emit_var(P->out, id, P->lx.src + var.off, var.len);
     ms_buf_addlit(P->out, " = ");
     ms_emit_expr(P->out, e);
     return MS_EV_STATEMENT;
+}
+
+/* `->rp`: TypeFly 2024's own `orienting` ends so. The return is the
+ * replan: the plan (or skill) stops and a new plan is asked for. */
+static bool parse_return_replan(ms_parser *P)
+{
+    const ms_token *t = peek(P);
+    if (t->kind != MS_T_WORD) return false;
+    const skill *s = ms_lookup_skill(P, P->lx.src + t->off, t->len);
+    if (!is_replan(s)) return false;
+    ms_token name;
+    next_into(P, &name);
+    ms_parser_note_skill(P, s);
+    parse_call(P, &name, s);
+    const ms_token *after = peek(P);
+    if (binary_power(after->kind)) {
+        char what[64];
+        syntax_error(P, after, "%s ends the plan and has no value; found %s after it", s->name,
+                     describe(P, after, what, sizeof what));
+    }
+    ms_buf_addlit(P->out, "do return ms.replan() end");
+    return true;
 }
 
 /* return := '->' expr */
 static ms_event_kind parse_return(ms_parser *P)
 {
     next(P);
+    if (parse_return_replan(P)) return MS_EV_STATEMENT;
     ms_expr *e = parse_expr(P, false);
     ms_buf_addlit(P->out, "do return ");
     ms_emit_expr(P->out, e);
@@ -558,7 +680,7 @@ static void quote_line(ms_parser *P, size_t off, char *out, size_t outlen)
     while (off + n < P->lx.len && n < 40 && P->lx.src[off + n] != '\n' && P->lx.src[off + n] != ';')
         n++;
     if (n < 40 && off + n == P->lx.len && !P->lx.final)
-        longjmp(P->jb, MS_JMP_MORE); /* quote the same text however the plan arrives */
+        wait_for(P, NULL); /* quote the same text however the plan arrives */
     snprintf(out, outlen, "%.*s%s", (int)n, P->lx.src + off, n == 40 ? "..." : "");
 }
 
@@ -583,10 +705,12 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         quote_line(P, name.off, text, sizeof text);
         syntax_error(P, &name, "expected a MiniSpec statement, found text '%s'", text);
     }
-    if (s)
+    if (s) {
+        s = ms_call_skill(P, P->lx.src + name.off, name.len, s, args_follow(t));
         ms_parser_note_skill(P, s);
-    else
+    } else {
         s = ms_check_skill(P, &name); /* reports it, with a hint */
+    }
     ms_expr *call = parse_call(P, &name, s);
     if (is_replan(s)) {
         ms_buf_addlit(P->out, "do return ms.replan() end");
@@ -626,6 +750,29 @@ static ms_event_kind parse_close(ms_parser *P, ms_event *ev)
     return MS_EV_BLOCK_END;
 }
 
+/* else := ':' '{' program '}'   right after the '}' of a condition */
+static ms_event_kind parse_else(ms_parser *P, ms_event *ev)
+{
+    ms_token colon;
+    next_into(P, &colon);
+    if (P->else_mark == (size_t)-1)
+        syntax_error(P, &colon,
+                     "':' may only follow the '}' of a condition (an else branch: "
+                     "?cond{...}:{...})");
+    const ms_token *t = peek(P);
+    if (t->kind != MS_T_LBRACE) {
+        char what[64];
+        syntax_error(P, t, "expected '{' after ':', found %s", describe(P, t, what, sizeof what));
+    }
+    ms_token brace;
+    next_into(P, &brace);
+    enter(P, &brace);
+    ms_buf_addlit(P->out, "else");
+    ev->block = MS_BLOCK_ELSE;
+    push_block(P, MS_BLOCK_ELSE, &brace, 0);
+    return MS_EV_BLOCK_BEGIN;
+}
+
 ms_event_kind ms_parse_unit(ms_parser *P, ms_event *ev)
 {
     const ms_token *t = peek(P);
@@ -643,6 +790,7 @@ ms_event_kind ms_parse_unit(ms_parser *P, ms_event *ev)
     case MS_T_VAR: return parse_assign(P);
     case MS_T_ARROW: return parse_return(P);
     case MS_T_WORD: return parse_call_statement(P);
+    case MS_T_COLON: return parse_else(P, ev);
     case MS_T_ERROR:
         next(P); /* reports the lexer's message */
     /* fallthrough */

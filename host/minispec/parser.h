@@ -28,6 +28,11 @@
 #define MS_MAX_UNIT_BYTES 65536
 /* Diagnostics kept per plan; the rest are summarised in one line. */
 #define MS_MAX_DIAGS 20
+/* Variables: `_1` .. `_9999` are numbered by their digits; named ones
+ * (`_obj`, TypeFly's) get numbers from MS_VAR_NAMED in order of first
+ * appearance, for the definite-assignment bits. */
+#define MS_VAR_NAMED 10000
+#define MS_VAR_NAME_MAX 32
 
 /* How a unit's parse unwinds (longjmp to ms_parser_step). */
 enum { MS_JMP_MORE = 1, MS_JMP_SYNTAX = 2 };
@@ -73,6 +78,15 @@ typedef struct ms_parser {
     ms_diag *diags;
     int ndiags, cap_diags, dropped_diags;
 
+    /* Named variables seen so far (id MS_VAR_NAMED + index). */
+    char (*var_names)[MS_VAR_NAME_MAX + 2];
+    int nvar_names, cap_var_names;
+
+    /* An else branch (`:{`) may follow only the '}' of a condition: the
+     * plan's Lua length before that '}' wrote its "end" line, or
+     * (size_t)-1 when the last unit was anything else. */
+    size_t else_mark;
+
     /* Every name of the registry's skills, hashed (check.c). */
     struct {
         const skill_registry *reg;
@@ -105,6 +119,26 @@ typedef struct ms_parser {
     ms_token err_at; /* where the last syntax error was found */
     int unit_v1, unit_v2;
     bool stopped; /* stream mode hit an error */
+
+    /* A unit waiting for more input (stream mode, unit.c): the token it
+     * waits on, touching the end of the buffer. Bytes that arrive after it
+     * and only lengthen that token (a string's body, a word, blanks)
+     * cannot change the unit's outcome, so they are scanned once, by
+     * themselves, instead of reading the unit again from its start: this
+     * keeps a long statement arriving byte by byte linear. */
+    ms_token stall;
+    bool stall_known;     /* set with stall by the parser */
+    bool stall_ok;        /* the gate below is armed */
+    size_t stall_scanned; /* bytes up to here continue the token */
+    size_t unit_first;    /* first byte of the waiting unit */
+    /* The waiting unit's complete tokens, in order (parser.c): read from
+     * here when the unit is read again. tcache_at: the next to use. */
+    struct ms_cached_token {
+        size_t from;  /* where the lexer stood before it (blanks included) */
+        ms_lexpos to; /* and after it */
+        ms_token tok;
+    } * tcache;
+    int ntcache, cap_tcache, tcache_at;
 } ms_parser;
 
 void ms_parser_init(ms_parser *P, const skill_registry *reg, const ms_options *opts, bool recover);
@@ -163,6 +197,17 @@ void ms_check_call(ms_parser *P, const ms_token *name, const skill *s, ms_expr *
 /* Writes "did you mean 'x' / 'y'?" for NAME into OUT, or "". */
 void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char *out,
                    size_t outlen);
+
+/* The variable number of `_...` TEXT[0..LEN) (the leading '_' included):
+ * its digits, or a named variable's number (only definite assignment uses
+ * it: the Lua names the variable by its text); -2 when the digits are too
+ * many, -1 when the name is too long (the caller reports either). */
+long ms_var_id(ms_parser *P, const char *text, size_t len);
+/* The skill a call to S by NAME[0..LEN) with NARGS arguments runs: TypeFly
+ * 2023's `p` with no argument is take_picture, with one it is probe. */
+const skill *ms_call_skill(ms_parser *P, const char *name, size_t len, const skill *s, int nargs);
+/* The Lua of variable ID, written TEXT[0..LEN) in the plan. */
+void ms_emit_var(ms_buf *out, long id, const char *text, size_t len);
 
 /* Records that the current unit calls S (for ms_result.skills). */
 void ms_parser_note_skill(ms_parser *P, const skill *s);

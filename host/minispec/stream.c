@@ -1,8 +1,8 @@
 /*
  * The stream parser: the whole-plan parser's units over a buffer that grows
  * as chunks arrive. A unit that the bytes so far do not prove complete is
- * read again on the next call, so each statement costs a little more only
- * while it is arriving.
+ * read again on the next call that brings a byte able to change it (bytes
+ * that only lengthen its last token are scanned once: unit.c).
  */
 #include "minispec/parser.h"
 #include "minispec/stream.h"
@@ -65,6 +65,11 @@ ms_event_kind ms_stream_next(ms_stream *s, ms_event *ev)
 size_t ms_stream_consumed(const ms_stream *s)
 {
     return s->P.lx.at.pos;
+}
+
+size_t ms_stream_work(const ms_stream *s)
+{
+    return s->P.lx.work;
 }
 
 const char *ms_stream_dialect(const ms_stream *s)

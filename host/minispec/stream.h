@@ -52,7 +52,10 @@ typedef enum ms_event_kind {
     MS_EV_DONE, /* the whole plan was reported (after ms_stream_finish) */
 } ms_event_kind;
 
-typedef enum ms_block_kind { MS_BLOCK_LOOP = 1, MS_BLOCK_COND } ms_block_kind;
+/* MS_BLOCK_ELSE: the else branch `:{...}` of the condition that closed just
+ * before it; it runs when that condition's block was skipped although its
+ * parent was active (its BLOCK_BEGIN has no chunk). */
+typedef enum ms_block_kind { MS_BLOCK_LOOP = 1, MS_BLOCK_COND, MS_BLOCK_ELSE } ms_block_kind;
 
 typedef struct ms_event {
     ms_event_kind kind;
@@ -88,6 +91,12 @@ ms_event_kind ms_stream_next(ms_stream *s, ms_event *ev);
 
 /* Bytes consumed into reported events so far. */
 size_t ms_stream_consumed(const ms_stream *s);
+
+/* Bytes the parser has scanned so far, counting bytes it read more than
+ * once each time: the measure of its work that tests and benchmarks hold
+ * to a constant times the plan's length (SPEC §8: linear, also within one
+ * long statement). */
+size_t ms_stream_work(const ms_stream *s);
 
 /* The dialect seen so far: "v1", "v2" or "mixed". */
 const char *ms_stream_dialect(const ms_stream *s);

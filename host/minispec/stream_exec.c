@@ -20,6 +20,7 @@ struct ms_exec {
     exec_frame *frames;
     int nframes, cap_frames;
     int statements;
+    bool cond_taken; /* the last condition block closed was active */
 };
 
 ms_exec *ms_exec_new(sandbox *sb)
@@ -96,6 +97,10 @@ sandbox_status ms_exec_event(ms_exec *x, const ms_event *ev, char *err, size_t e
         if (st == SANDBOX_OK && nres > 0) finish_with(x, nres);
         break;
     case MS_EV_BLOCK_BEGIN:
+        if (ev->block == MS_BLOCK_ELSE) { /* runs when its condition's block did not */
+            push_frame(x, active(x) && !x->cond_taken);
+            break;
+        }
         if (ev->block == MS_BLOCK_LOOP || !active(x)) {
             push_frame(x, active(x));
             break;
@@ -108,6 +113,7 @@ sandbox_status ms_exec_event(ms_exec *x, const ms_event *ev, char *err, size_t e
     case MS_EV_BLOCK_END: {
         bool was_active = x->nframes > 0 && x->frames[x->nframes - 1].active;
         if (x->nframes > 0) x->nframes--;
+        if (ev->block == MS_BLOCK_COND) x->cond_taken = was_active;
         if (ev->block != MS_BLOCK_LOOP || !was_active || x->finished || ev->count < 2) break;
         st = run_chunk(x, ev, &nres, err, errlen);
         if (st == SANDBOX_OK && nres > 0) finish_with(x, nres);

@@ -51,9 +51,28 @@ static void emit_line(ms_parser *P, const char *text, size_t len)
 
 static const char chunk_head[] = "local ms, v = minispec, ...\n";
 
+/* Puts the unit's diagnostics in source order (a call's arity is found
+ * after its arguments' problems, an operator's after its operands'), so
+ * that the first one the stream reports is the first the whole-plan
+ * checker lists. Stable: a unit has few. */
+static void sort_pending(ms_parser *P)
+{
+    for (int i = 1; i < P->npending; i++) {
+        ms_diag d = P->pending[i];
+        int j = i;
+        while (j > 0 && (P->pending[j - 1].line > d.line ||
+                         (P->pending[j - 1].line == d.line && P->pending[j - 1].col > d.col))) {
+            P->pending[j] = P->pending[j - 1];
+            j--;
+        }
+        P->pending[j] = d;
+    }
+}
+
 /* Applies a completed unit's checking effects. */
 static void commit_checks(ms_parser *P)
 {
+    sort_pending(P);
     for (int i = 0; i < P->npending; i++) {
         ms_diag *d = &P->pending[i];
         ms_parser_diag(P, d->line, d->col, "%s", d->message);
@@ -75,6 +94,8 @@ static void commit_checks(ms_parser *P)
 static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
 {
     commit_checks(P);
+    size_t else_mark = P->else_mark;
+    P->else_mark = (size_t)-1;
     ev->len = P->unit_end > ev->off ? P->unit_end - ev->off : 0;
     ev->depth = P->nblocks;
     ev->lua = NULL;
@@ -91,6 +112,9 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
         break;
     case MS_EV_BLOCK_BEGIN: {
         ev->depth = P->nblocks - 1;
+        /* a condition's own assignment (?_1=...{) outlives its block */
+        P->blocks[P->nblocks - 1].defs_mark = P->ndefs_log;
+        if (ev->block == MS_BLOCK_ELSE) P->lua.len = else_mark; /* the "end" becomes "else" */
         emit_line(P, P->code.data, P->code.len);
         P->indent++;
         P->blocks[P->nblocks - 1].body_start = P->lua.len;
@@ -107,7 +131,8 @@ static void commit(ms_parser *P, ms_event_kind kind, ms_event *ev)
     case MS_EV_BLOCK_END: {
         ms_open_block *b = &P->blocks[--P->nblocks];
         ev->depth = P->nblocks;
-        if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+        if (b->kind != MS_BLOCK_LOOP) ms_forget_since(P, b->defs_mark);
+        if (b->kind == MS_BLOCK_COND) P->else_mark = P->lua.len;
         P->chunk.len = 0;
         if (b->kind == MS_BLOCK_LOOP && !P->recover) {
             ms_buf_adds(&P->chunk, chunk_head);
@@ -141,6 +166,8 @@ static void reset_unit(ms_parser *P)
     P->code.len = 0;
     if (P->code.data) P->code.data[0] = '\0';
     P->chunk.len = 0;
+    P->stall_known = false;
+    P->tcache_at = 0;
 }
 
 /* Reports a unit longer than MS_MAX_UNIT_BYTES and skips it (whole plan)
@@ -159,6 +186,90 @@ static void too_long(ms_parser *P, ms_lexpos start, ms_event *ev)
     /* stream mode stops here; the whole-plan compiler goes on */
 }
 
+/* Bytes that lengthen the partial word, number, variable, argument or
+ * run of blanks T without ending it. */
+static bool continues(const ms_token *t, unsigned char c)
+{
+    switch (t->kind) {
+    case MS_T_EOF: return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    case MS_T_WORD:
+    case MS_T_VAR:
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    case MS_T_INT:
+    case MS_T_ARG: return c >= '0' && c <= '9';
+    default: return false;
+    }
+}
+
+/* Scans a partial string's body from I as the lexer would (an escape, an
+ * apostrophe before a letter or digit); returns where it stopped: at the
+ * end of the input, at a byte that the next byte decides (a final quote or
+ * backslash: scanned again next time), or (size_t)-1 at a byte that ends
+ * or breaks the string. */
+static size_t string_continues(const unsigned char *src, size_t i, size_t len, unsigned char quote)
+{
+    while (i < len) {
+        unsigned char c = src[i];
+        if (c == '\n') return (size_t)-1;
+        if (c == '\\' || c == quote) {
+            if (i + 1 >= len) return i;
+            unsigned char d = src[i + 1];
+            if (c == '\\') {
+                if (d == '\n') return (size_t)-1;
+            } else if (quote != '\'' || !((d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') ||
+                                          (d >= '0' && d <= '9') || d == '_')) {
+                return (size_t)-1; /* the closing quote */
+            }
+            i += 2;
+            continue;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* Arms the gate after a unit stalled on P->stall (see parser.h), when the
+ * token is of a kind that more of its own bytes keep partial. */
+static void arm_gate(ms_parser *P, size_t first)
+{
+    const ms_token *t = &P->stall;
+    P->stall_ok = false;
+    if (!P->stall_known || t->off + t->len != P->lx.len || !t->partial) return;
+    switch (t->kind) {
+    case MS_T_STRING: P->stall_scanned = t->off + 1; break; /* its body: scanned once more */
+    case MS_T_EOF:
+    case MS_T_WORD:
+    case MS_T_VAR:
+    case MS_T_INT:
+    case MS_T_ARG: P->stall_scanned = P->lx.len; break;
+    default: return;
+    }
+    P->stall_ok = true;
+    P->unit_first = first;
+}
+
+/* True while every byte that arrived since the stall only continues the
+ * stalled token and the unit is not too long: nothing can have changed. */
+static bool gate_holds(ms_parser *P)
+{
+    if (!P->stall_ok || P->lx.final || P->lx.len - P->unit_first > MS_MAX_UNIT_BYTES) return false;
+    const unsigned char *src = (const unsigned char *)P->lx.src;
+    size_t i = P->stall_scanned, len = P->lx.len;
+    if (P->stall.kind == MS_T_STRING) {
+        size_t stop = string_continues(src, i, len, src[P->stall.off]);
+        if (stop == (size_t)-1) return false;
+        P->lx.work += stop - i;
+        P->stall_scanned = stop;
+        return true;
+    }
+    while (i < len && continues(&P->stall, src[i]))
+        i++;
+    P->lx.work += i - P->stall_scanned;
+    P->stall_scanned = i;
+    return i == len;
+}
+
 ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
 {
     if (!P->recover) memset(ev, 0, sizeof *ev); /* a whole plan reads no events */
@@ -167,6 +278,8 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         ev->diag = P->ndiags ? &P->diags[0] : NULL;
         return MS_EV_ERROR;
     }
+    if (gate_holds(P)) return ev->kind = MS_EV_NONE;
+    P->stall_ok = false;
     for (;;) {
         reset_unit(P);
         /* A whole plan keeps the token that ended the previous unit (read
@@ -176,17 +289,22 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
         ms_event_kind kind;
         int jumped = setjmp(P->jb);
         if (jumped == MS_JMP_MORE) {
+            /* The unit starts at its first byte past whitespace: that
+             * whitespace is skipped once, not at every reading. */
             P->lx.at = start;
             P->have_ahead = false;
-            size_t first = start.pos; /* the unit's first byte, past whitespace */
-            while (first < P->lx.len && strchr(" \t\n\r\f\v", P->lx.src[first]) && P->lx.src[first])
-                first++;
-            if (P->lx.len - first <= MS_MAX_UNIT_BYTES) return ev->kind = MS_EV_NONE;
+            ms_lexer_skip_space(&P->lx);
+            size_t first = P->lx.at.pos;
+            if (P->lx.len - first <= MS_MAX_UNIT_BYTES) {
+                arm_gate(P, first);
+                return ev->kind = MS_EV_NONE;
+            }
             /* A unit is read again as it grows: bound that work. */
             too_long(P, start, ev);
             return MS_EV_ERROR;
         }
         if (jumped == MS_JMP_SYNTAX) {
+            P->ntcache = 0; /* the unit is over: its tokens are not read again */
             commit(P, MS_EV_NONE, ev);
             if (!P->recover)
                 P->stopped = true;
@@ -197,6 +315,7 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev)
             return MS_EV_ERROR;
         }
         kind = ms_parse_unit(P, ev);
+        P->ntcache = 0;
         if (P->have_ahead && !P->recover) { /* un-read the lookahead */
             P->lx.at = P->before_ahead;
             P->have_ahead = false;
@@ -259,6 +378,7 @@ void ms_parser_run(ms_parser *P)
         P->lua.len = P->unit_mark;
         if (P->lua.data) P->lua.data[P->lua.len] = '\0';
         commit_checks(P);
+        P->else_mark = (size_t)-1;
         resync(P);
         break;
     default: /* more input: impossible once the input is final */
@@ -294,10 +414,18 @@ void ms_parser_run(ms_parser *P)
         size_t unit_stop = P->have_ahead ? P->before_ahead.pos : P->lx.at.pos;
         if (unit_stop - ev.off > MS_MAX_UNIT_BYTES) too_long(P, start, &ev);
         commit_checks(P);
+        size_t else_mark = P->else_mark;
+        P->else_mark = (size_t)-1;
         switch (kind) {
         case MS_EV_STATEMENT: ms_buf_addc(&P->lua, '\n'); break;
         case MS_EV_BLOCK_BEGIN:
-            ms_buf_addc(&P->lua, '\n');
+            P->blocks[P->nblocks - 1].defs_mark = P->ndefs_log; /* as in commit */
+            if (P->blocks[P->nblocks - 1].kind == MS_BLOCK_ELSE) {
+                P->lua.len = else_mark; /* the condition's "end" becomes "else" */
+                emit_line(P, "else", 4);
+            } else {
+                ms_buf_addc(&P->lua, '\n');
+            }
             P->indent++;
             P->blocks[P->nblocks - 1].body_start = P->lua.len;
             break;
@@ -308,8 +436,9 @@ void ms_parser_run(ms_parser *P)
         }
         if (kind == MS_EV_BLOCK_END) {
             ms_open_block *b = &P->blocks[--P->nblocks];
-            if (b->kind == MS_BLOCK_COND) ms_forget_since(P, b->defs_mark);
+            if (b->kind != MS_BLOCK_LOOP) ms_forget_since(P, b->defs_mark);
             P->indent--;
+            if (b->kind == MS_BLOCK_COND) P->else_mark = P->lua.len;
             emit_line(P, "end", 3);
         }
     }
@@ -347,6 +476,10 @@ void ms_parser_reset(ms_parser *P, const skill_registry *reg, const ms_options *
     P->nunit_used = 0;
     P->unit_assign = -1;
     P->stopped = false;
+    P->nvar_names = 0;
+    P->else_mark = (size_t)-1;
+    P->stall_known = P->stall_ok = false;
+    P->ntcache = P->tcache_at = 0;
     ms_names_sync(P);
 }
 
@@ -371,6 +504,8 @@ void ms_parser_free(ms_parser *P)
     free(P->used);
     free(P->unit_used);
     free(P->names.table);
+    free(P->var_names);
+    free(P->tcache);
 }
 
 const char *ms_parser_dialect(const ms_parser *P)

@@ -53,7 +53,7 @@ static const builtin_spec builtins[] = {
      "save a picture of the current view; returns its path"},
     {"probe", "query", skill_probe, "question", SKILL_T_STR, SKILL_T_ANY, SKILL_ASKS,
      "ask the LLM a question about the current view; returns the answer"},
-    {"replan", NULL, skill_replan, NULL, SKILL_T_NONE, SKILL_T_NONE, SKILL_CONTROL,
+    {"replan", "re_plan", skill_replan, NULL, SKILL_T_NONE, SKILL_T_NONE, SKILL_CONTROL,
      "stop this plan and ask for a new one based on what is seen now"},
 };
 

@@ -233,7 +233,10 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
         if (k == MS_EV_STATEMENT && ran) {
             add_branch(r, &ev, o->plan, stop_suffix(st, stop, sizeof stop));
         } else if (k == MS_EV_BLOCK_BEGIN) {
-            if (ev.block == MS_BLOCK_COND && outer) {
+            if (ev.block == MS_BLOCK_ELSE && outer) {
+                on = block_active(x, &ev);
+                add_branch(r, &ev, o->plan, on ? " -> else" : " -> not else");
+            } else if (ev.block == MS_BLOCK_COND && outer) {
                 if (st != SANDBOX_OK) {
                     add_branch(r, &ev, o->plan, stop_suffix(st, stop, sizeof stop));
                 } else {

@@ -25,8 +25,10 @@ typedef struct vision_object {
 size_t vision_describe(const vision_object *objs, int n, char *out, size_t outlen);
 
 /* The object a skill argument names: an instance id ("apple_2") matches that
- * object; a class ("apple") matches the largest object of that class. NULL if
- * none is visible. */
+ * object; a class ("apple") matches the largest object of that class; a
+ * class with an x ("apple[0.3]", TypeFly 2024) the one nearest that x in the
+ * view. ' ' and '_' match alike ("sports ball", sports_ball). NULL if none
+ * is visible. */
 const vision_object *vision_find(const vision_object *objs, int n, const char *name);
 
 #endif

@@ -86,6 +86,34 @@ static double bench_stream(const skill_registry *reg, const corpus *c, int round
     return now_ns() - t0;
 }
 
+/* CPU ns per byte to stream one statement of N bytes, a string literal
+ * `l('xxx...')`, byte by byte: flat across sizes when the stream parser is
+ * linear within a statement (SPEC §8). */
+static double bench_long_statement(const skill_registry *reg, size_t n)
+{
+    char *plan = malloc(n + 1);
+    memcpy(plan, "l('", 3);
+    memset(plan + 3, 'x', n - 5);
+    memcpy(plan + n - 2, "')", 3);
+    int rounds = n <= 1024 ? 64 : n <= 16384 ? 4 : 1;
+    double t0 = now_ns();
+    for (int r = 0; r < rounds; r++) {
+        ms_stream *s = ms_stream_new(reg, NULL);
+        ms_event ev;
+        for (size_t k = 0; k < n; k++) {
+            ms_stream_feed(s, plan + k, 1);
+            while (ms_stream_next(s, &ev) != MS_EV_NONE)
+                sink += ev.lua_len;
+        }
+        ms_stream_finish(s);
+        while (ms_stream_next(s, &ev) != MS_EV_DONE)
+            sink += ev.lua_len;
+        ms_stream_free(s);
+    }
+    free(plan);
+    return (now_ns() - t0) / ((double)n * rounds);
+}
+
 int main(int argc, char **argv)
 {
     /* The source tree: $SRC, else where this file was compiled from. */
@@ -114,14 +142,22 @@ int main(int argc, char **argv)
            "byte-by-byte stream: %.2f ns/char, %.0f ns/plan\n",
            c.n, (double)c.chars / c.n, w_char, w_plan, 270.0 / w_char, g_char, g_char / w_char,
            s_char, s_plan);
+    bench_long_statement(reg, 1024); /* warm up */
+    double long1 = bench_long_statement(reg, 1024), long16 = bench_long_statement(reg, 16384),
+           long64 = bench_long_statement(reg, 65536);
+    printf("minispec stream, one statement byte by byte: %.1f ns/byte at 1 KiB, %.1f at 16 KiB, "
+           "%.1f at 64 KiB (flat = linear)\n",
+           long1, long16, long64);
     FILE *f = bench_out(argc, argv);
     if (f) {
         fprintf(f,
                 "{\"benchmark\":\"minispec_compile\",\"plans\":%d,\"chars_per_plan\":%.1f,"
                 "\"ns_per_char\":%.3f,\"ns_per_plan\":%.1f,\"general_ns_per_char\":%.3f,"
                 "\"stream_ns_per_char\":%.3f,\"stream_ns_per_plan\":%.1f,"
-                "\"typefly_ns_per_char\":270,\"speedup\":%.1f}\n",
-                c.n, (double)c.chars / c.n, w_char, w_plan, g_char, s_char, s_plan, 270.0 / w_char);
+                "\"typefly_ns_per_char\":270,\"speedup\":%.1f,"
+                "\"long_statement_ns_per_byte\":{\"1KiB\":%.2f,\"16KiB\":%.2f,\"64KiB\":%.2f}}\n",
+                c.n, (double)c.chars / c.n, w_char, w_plan, g_char, s_char, s_plan, 270.0 / w_char,
+                long1, long16, long64);
         fclose(f);
     }
     for (int i = 0; i < c.n; i++)

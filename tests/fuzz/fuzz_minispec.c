@@ -85,6 +85,9 @@ static void stream_events(const char *data, size_t size, uint32_t seed, event_lo
     ms_stream_free(s);
 }
 
+/* libFuzzer's entry point (declared here: no header of libFuzzer has it). */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!reg) {
