@@ -52,7 +52,7 @@ void evalscore_flight(evalrun *r, const char *out, int status, const char *stder
     r->total_ms = num(report, "total_ms", 0);
     r->prompt_tokens = num(tokens, "prompt", 0);
     r->completion_tokens = num(tokens, "completion", 0);
-    r->cached_tokens = num(tokens, "cached", 0);
+    r->cached_tokens = num(report, "cached_tokens", 0);
     if (llm_unreached(report)) {
         r->state = EVALRUN_NO_LLM;
         snprintf(r->why, sizeof r->why, "%s",
@@ -141,7 +141,10 @@ static cJSON *overall_entry(tally *t, const evalscore_opts *opt)
     cJSON_AddNumberToObject(e, "runs", t->runs);
     cJSON_AddNumberToObject(e, "success", t->success);
     add_num(e, "success_rate", t->success / (t->runs ? t->runs : NAN));
+    add_num(e, "tries_mean", t->tries / (t->runs ? t->runs : NAN));
+    add_num(e, "replans_mean", t->replans / (t->runs ? t->runs : NAN));
     add_num(e, "first_action_ms_median", median(t->first, t->n_first));
+    add_num(e, "total_ms_median", median(t->total, t->runs));
     cJSON_AddNumberToObject(e, "prompt_tokens", t->prompt);
     cJSON_AddNumberToObject(e, "completion_tokens", t->completion);
     cJSON_AddNumberToObject(e, "cached_tokens", t->cached);

@@ -42,8 +42,9 @@ typedef struct evalscore_opts {
 } evalscore_opts;
 
 /* The `eval --json` document of SPEC §2 for the N runs of SUITE (runs not
- * scored are left out), plus "violations" per task and overall and, when
- * both prices are known, "cost". NULL when out of memory. */
+ * scored are left out). Beyond the SPEC's keys: "violations" per task and
+ * overall; overall "cached_tokens", "tries_mean", "replans_mean" and
+ * "total_ms_median"; "cost" when a price is given. NULL when out of memory. */
 cJSON *evalscore_document(const evalsuite *suite, const evalrun *runs, int n,
                           const evalscore_opts *o);
 

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,7 +91,7 @@ typedef struct attempt {
     enum timeout_kind timeout;
     char finish[32];
     bool usage_known;
-    int prompt_tokens, completion_tokens;
+    int prompt_tokens, completion_tokens, cached_tokens;
 
     llm_status fail; /* set by the body handlers */
     char err[LLM_ERR_MAX];
@@ -131,6 +132,12 @@ static void read_usage(attempt *a, const cJSON *root)
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
     if (cJSON_IsNumber(p)) a->prompt_tokens = p->valueint;
     if (cJSON_IsNumber(c)) a->completion_tokens = c->valueint;
+    /* OpenAI, vLLM and llama.cpp's server say how much of the prompt their
+     * prefix cache served. */
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details"), "cached_tokens");
+    if (cJSON_IsNumber(k) && k->valuedouble >= 0 && k->valuedouble <= INT_MAX)
+        a->cached_tokens = k->valueint;
     a->usage_known = cJSON_IsNumber(p) || cJSON_IsNumber(c);
 }
 
@@ -538,6 +545,7 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
             out->usage_known = a.usage_known;
             out->prompt_tokens = a.prompt_tokens;
             out->completion_tokens = a.completion_tokens;
+            out->cached_tokens = a.cached_tokens;
             sse_free(&a.sse);
             textbuf_free(&a.body);
             break;

@@ -77,7 +77,7 @@ typedef struct mission {
     cJSON *plans;
     int tries, replans, llm_calls;
     double plan_ms;
-    long prompt_tokens, completion_tokens;
+    long prompt_tokens, completion_tokens, cached_tokens;
     bool tokens_estimated; /* some reply's usage never came */
 
     /* The plan being received and run. */
@@ -151,6 +151,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
     if (res->usage_known) {
         m->prompt_tokens += res->prompt_tokens;
         m->completion_tokens += res->completion_tokens;
+        m->cached_tokens += res->cached_tokens;
     } else if (res->len > 0) {
         /* Part of a reply came but its usage did not (the transfer was cut,
          * by us when the plan stopped or by the network): estimate both
@@ -438,6 +439,8 @@ static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
     runner_report_set(doc, "tokens", tok);
     /* Beside "tokens", which keeps exactly the SPEC's two counts. */
     if (m->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
+    if (m->cached_tokens > 0)
+        cJSON_AddNumberToObject(doc, "cached_tokens", (double)m->cached_tokens);
 }
 
 cJSON *mission_run(const mission_opts *o)
