@@ -1,14 +1,12 @@
 /*
- * Plan token counts: what the planner has to write, and read, for each task
- * of the benchmark suite. For every setup: the tokens of its reference
- * MiniSpec plan, of the same plan as the Lua it compiles to (the plan an
- * LLM would write in a general-purpose language with the same skills), and
- * of the planning prompt (task + the scene seen from the start pose).
- *
- * Tokens are counted the way tests/fake_llm.py cuts replies: a run of at
- * most four non-space characters with the whitespace before it. That is
- * close to what BPE tokenizers give for code but not the same; no model's
- * own tokenizer is available offline, so compare the ratios.
+ * Plan token counts (SPEC §15): what the planner has to write, and read, for
+ * each setup of the benchmark suite, counted with real BPE tokenizers
+ * (cl100k_base and o200k_base through js-tiktoken, tests/bench/node, offline
+ * once `scripts/setup.sh --test` has installed it): the reference MiniSpec
+ * plan, the Lua it compiles to, the plan's compact Python twin
+ * (plan.py in each task directory, the same steps with the skills' full
+ * names, as a general-purpose-language planner would write them), and the
+ * planning prompt (task + the scene seen from the start pose).
  *
  *   bench_tokens [OUT.json]      (SRC=source root, default ".")
  */
@@ -19,25 +17,9 @@
 #include "suite.h"
 
 #include <ctype.h>
+#include <unistd.h>
 
 #define MAX_SETUPS 64
-
-static long count_tokens(const char *s)
-{
-    long n = 0;
-    while (*s) {
-        while (*s && isspace((unsigned char)*s))
-            s++;
-        if (!*s) break;
-        int k = 0;
-        while (*s && !isspace((unsigned char)*s) && k < 4) {
-            s++;
-            k++;
-        }
-        n++;
-    }
-    return n;
-}
 
 /* The task text beside the setup's scene, or "" (malloc'd). */
 static char *task_of(const setup *s)
@@ -68,6 +50,96 @@ static char *scene_of(const setup *s)
     return out;
 }
 
+/* A file beside the setup's scene (malloc'd), or "" when there is none. */
+static char *beside(const setup *s, const char *name)
+{
+    char path[1500], err[256];
+    snprintf(path, sizeof path, "%.1400s", s->scene);
+    char *slash = strrchr(path, '/');
+    if (slash) snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "%s", name);
+    size_t len;
+    char *text = cli_read_input(path, 1 << 16, &len, err, sizeof err);
+    return text ? text : strdup("");
+}
+
+enum { T_MINISPEC, T_LUA, T_PYTHON, T_PROMPT, T_KINDS };
+static const char *const KIND[T_KINDS] = {"minispec", "lua", "python", "prompt"};
+static const char *const ENCODING[] = {"cl100k_base", "o200k_base"};
+#define N_ENC 2
+
+/* The four texts of setup S into TEXTS (a JSON array). Returns 0, or -1. */
+static int add_texts(cJSON *texts, const setup *s, const skill_registry *reg, const prompt_set *ps)
+{
+    ms_result r;
+    char err[512];
+    if (minispec_compile(reg, s->plan, s->plan_len, NULL, &r)) {
+        fprintf(stderr, "%s: the reference plan does not compile\n", s->scene);
+        ms_result_free(&r);
+        return -1;
+    }
+    /* The plan's own Lua, without the runtime header line. */
+    const char *body = strchr(r.lua, '\n');
+    body = body ? body + 1 : r.lua;
+    char *task = task_of(s), *scene = scene_of(s), *py = beside(s, "plan.py");
+    prompt_msgs pm;
+    int rc = prompt_plan(ps, reg, task, scene, &pm, err, sizeof err);
+    if (rc == 0) {
+        size_t n = (pm.system ? strlen(pm.system) : 0) + strlen(pm.user) + 1;
+        char *prompt = malloc(n);
+        snprintf(prompt, n, "%s%s", pm.system ? pm.system : "", pm.user);
+        cJSON_AddItemToArray(texts, cJSON_CreateString(s->plan));
+        cJSON_AddItemToArray(texts, cJSON_CreateString(body));
+        cJSON_AddItemToArray(texts, cJSON_CreateString(py));
+        cJSON_AddItemToArray(texts, cJSON_CreateString(prompt));
+        free(prompt);
+        prompt_msgs_free(&pm);
+    } else {
+        fprintf(stderr, "%s: %s\n", s->scene, err);
+    }
+    if (!*py) {
+        fprintf(stderr, "%s: no plan.py (the Python twin) beside it\n", s->scene);
+        rc = -1;
+    }
+    free(task);
+    free(scene);
+    free(py);
+    ms_result_free(&r);
+    return rc;
+}
+
+/* Counts every text of TEXTS with tests/bench/node/count_tokens.js. Returns
+ * its {"cl100k_base": [..], "o200k_base": [..]} or NULL after saying why. */
+static cJSON *count_with_bpe(const char *src, const cJSON *texts)
+{
+    char in[] = "/tmp/aloft-bench-tokens-XXXXXX";
+    int fd = mkstemp(in);
+    char *json = cJSON_PrintUnformatted(texts);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f || !json) {
+        fprintf(stderr, "bench_tokens: cannot write %s\n", in);
+        free(json);
+        return NULL;
+    }
+    fputs(json, f);
+    fclose(f);
+    free(json);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "node '%.900s/tests/bench/node/count_tokens.js' < '%s'", src, in);
+    FILE *p = popen(cmd, "r");
+    static char out[1 << 16];
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    int status = p ? pclose(p) : -1;
+    out[n] = '\0';
+    unlink(in);
+    cJSON *doc = status == 0 ? cJSON_Parse(out) : NULL;
+    if (!doc)
+        fprintf(stderr,
+                "bench_tokens: the tokenizer failed (exit %d); install it with "
+                "scripts/setup.sh --test (npm ci in tests/bench/node)\n",
+                status);
+    return doc;
+}
+
 int main(int argc, char **argv)
 {
     const char *src = getenv("SRC") ? getenv("SRC") : ".";
@@ -81,57 +153,44 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_tokens: no setups under %s, or %s\n", root, err);
         return 1;
     }
-    long ms_tokens = 0, lua_tokens = 0, prompt_tokens = 0, ms_bytes = 0, lua_bytes = 0;
+    cJSON *texts = cJSON_CreateArray();
     int failed = 0;
-    for (int i = 0; i < n; i++) {
-        ms_result r;
-        if (minispec_compile(reg, setups[i].plan, setups[i].plan_len, NULL, &r)) {
-            fprintf(stderr, "%s: the reference plan does not compile\n", setups[i].scene);
-            failed++;
-            ms_result_free(&r);
-            continue;
-        }
-        /* The plan's own Lua, without the runtime header line. */
-        const char *body = strchr(r.lua, '\n');
-        body = body ? body + 1 : r.lua;
-        char *task = task_of(&setups[i]), *scene = scene_of(&setups[i]);
-        prompt_msgs pm;
-        long p = 0;
-        if (prompt_plan(ps, reg, task, scene, &pm, err, sizeof err) == 0) {
-            p = (pm.system ? count_tokens(pm.system) : 0) + count_tokens(pm.user);
-            prompt_msgs_free(&pm);
-        } else {
-            fprintf(stderr, "%s: %s\n", setups[i].scene, err);
-            failed++;
-        }
-        ms_tokens += count_tokens(setups[i].plan);
-        lua_tokens += count_tokens(body);
-        ms_bytes += (long)setups[i].plan_len;
-        lua_bytes += (long)strlen(body);
-        prompt_tokens += p;
-        free(task);
-        free(scene);
-        ms_result_free(&r);
+    for (int i = 0; i < n; i++)
+        if (add_texts(texts, &setups[i], reg, ps) != 0) failed++;
+    cJSON *counts = failed ? NULL : count_with_bpe(src, texts);
+    double avg[N_ENC][T_KINDS] = {{0}};
+    for (int e = 0; counts && e < N_ENC; e++) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(counts, ENCODING[e]);
+        for (int i = 0; i < n * T_KINDS; i++)
+            avg[e][i % T_KINDS] += cJSON_GetNumberValue(cJSON_GetArrayItem(list, i)) / n;
     }
-    double ms_avg = (double)ms_tokens / n, lua_avg = (double)lua_tokens / n;
-    double prompt_avg = (double)prompt_tokens / n;
-    printf("bench_tokens: %d setups: MiniSpec plan %.1f tokens (%.0f bytes), the same plan in "
-           "Lua %.1f tokens (%.0f bytes): %.2fx; planning prompt %.0f tokens\n",
-           n, ms_avg, (double)ms_bytes / n, lua_avg, (double)lua_bytes / n, lua_avg / ms_avg,
-           prompt_avg);
-    FILE *f = bench_out(argc, argv);
+    for (int e = 0; counts && e < N_ENC; e++)
+        printf("bench_tokens: %s, %d setups: MiniSpec plan %.1f tokens, the same plan in Lua "
+               "%.1f, in compact Python %.1f: MiniSpec %.0f %% fewer than Python, %.0f %% fewer "
+               "than Lua; planning prompt %.0f tokens\n",
+               ENCODING[e], n, avg[e][T_MINISPEC], avg[e][T_LUA], avg[e][T_PYTHON],
+               100 * (1 - avg[e][T_MINISPEC] / avg[e][T_PYTHON]),
+               100 * (1 - avg[e][T_MINISPEC] / avg[e][T_LUA]), avg[e][T_PROMPT]);
+    FILE *f = counts ? bench_out(argc, argv) : NULL;
     if (f) {
-        fprintf(f,
-                "{\"plan_tokens_minispec\": {\"value\": %.1f, \"unit\": \"tokens\"},\n"
-                " \"plan_tokens_lua\": {\"value\": %.1f, \"unit\": \"tokens\"},\n"
-                " \"plan_tokens_ratio\": {\"value\": %.2f, \"unit\": \"x\"},\n"
-                " \"prompt_tokens_plan\": {\"value\": %.0f, \"unit\": \"tokens\"}}\n",
-                ms_avg, lua_avg, lua_avg / ms_avg, prompt_avg);
+        fputc('{', f);
+        for (int e = 0; e < N_ENC; e++) {
+            const char *enc = e == 0 ? "cl100k" : "o200k";
+            for (int k = 0; k < T_KINDS; k++)
+                fprintf(f, "%s\"%s%s_%s\": {\"value\": %.1f, \"unit\": \"tokens\"}",
+                        e || k ? ",\n " : "", k == T_PROMPT ? "prompt_tokens_plan" : "plan_tokens_",
+                        k == T_PROMPT ? "" : KIND[k], enc, avg[e][k]);
+            fprintf(f, ",\n \"plan_fewer_than_python_%s\": {\"value\": %.1f, \"unit\": \"%%\"}",
+                    enc, 100 * (1 - avg[e][T_MINISPEC] / avg[e][T_PYTHON]));
+        }
+        fputs("}\n", f);
         fclose(f);
     }
     for (int i = 0; i < n; i++)
         free(setups[i].plan);
+    cJSON_Delete(texts);
+    cJSON_Delete(counts);
     prompt_free(ps);
     registry_free(reg);
-    return failed != 0;
+    return failed != 0 || !counts;
 }
