@@ -10,6 +10,7 @@
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "vision/objects.h"
+#include "vision/relevance.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -115,8 +116,10 @@ static void progress(const mission *m, const char *fmt, ...)
     fflush(f);
 }
 
-/* The scene description of what the camera sees now (SPEC §11). */
-static char *scene_now(mission *m)
+/* The scene description of what the camera sees now (SPEC §11): for a
+ * planning prompt, the objects the task concerns first and the rest capped
+ * (vision/relevance.h); for probe (TASK NULL) the full view. */
+static char *scene_now(mission *m, const char *task)
 {
     vision_object objs[VISION_MAX_OBJECTS];
     char err[256];
@@ -124,9 +127,14 @@ static char *scene_now(mission *m)
                 ? m->ctx->observe(m->ctx->observe_ud, objs, VISION_MAX_OBJECTS, err, sizeof err)
                 : 0;
     if (n < 0) n = 0;
-    size_t need = vision_describe(objs, n, NULL, 0) + 1;
+    size_t need = (task ? vision_describe_for_task(objs, n, task, NULL, 0)
+                        : vision_describe(objs, n, NULL, 0)) +
+                  1;
     char *out = malloc(need);
-    if (out) vision_describe(objs, n, out, need);
+    if (out && task)
+        vision_describe_for_task(objs, n, task, out, need);
+    else if (out)
+        vision_describe(objs, n, out, need);
     if (out && m->o->obs.scene) m->o->obs.scene(m->o->obs.ud, out);
     return out;
 }
@@ -169,7 +177,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
 static int probe(void *ud, const char *question, char *out, size_t outlen, char *err, size_t errlen)
 {
     mission *m = ud;
-    char *scene = scene_now(m);
+    char *scene = scene_now(m, NULL);
     prompt_msgs pm = {0};
     if (prompt_probe(m->o->prompts, question, scene, &pm, err, errlen)) {
         free(scene);
@@ -486,7 +494,7 @@ cJSON *mission_run(const mission_opts *o)
             snprintf(error, sizeof error, "cancelled");
             break;
         }
-        char *scene = scene_now(m);
+        char *scene = scene_now(m, o->task);
         prompt_msgs pm = {0};
         int prc;
         if (kind == MISSION_LLM_PLAN)

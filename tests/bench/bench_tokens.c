@@ -6,7 +6,10 @@
  * plan, the Lua it compiles to, the plan's compact Python twin
  * (plan.py in each task directory, the same steps with the skills' full
  * names, as a general-purpose-language planner would write them), and the
- * planning prompt (task + the scene seen from the start pose).
+ * planning prompt (task + the scene seen from the start pose) with the full
+ * scene description and with the task-relevant one (vision/relevance.h), on
+ * the suite and on a crowded scene (tests/bench/crowded.scene.json, 61
+ * objects in view).
  *
  *   bench_tokens [OUT.json]      (SRC=source root, default ".")
  */
@@ -15,6 +18,7 @@
 #include "minispec/minispec.h"
 #include "mission/runner.h"
 #include "suite.h"
+#include "vision/relevance.h"
 
 #include <ctype.h>
 #include <unistd.h>
@@ -33,19 +37,25 @@ static char *task_of(const setup *s)
     return text ? text : strdup("");
 }
 
-/* The scene description from the setup's start pose (malloc'd). */
-static char *scene_of(const setup *s)
+/* The scene description from the start pose of SCENE (malloc'd): the full
+ * view, or for TASK the planning prompt's (relevant objects first, capped). */
+static char *scene_of(const char *scene, const char *task)
 {
     mission_world w;
     char err[256];
     sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
-    if (mission_world_sim(&w, s->scene, &so, err, sizeof err)) return strdup("");
+    if (mission_world_sim(&w, scene, &so, err, sizeof err)) return strdup("");
     vision_object objs[VISION_MAX_OBJECTS];
     int n = sim_observe(w.sim, objs, VISION_MAX_OBJECTS);
     if (n < 0) n = 0;
-    size_t need = vision_describe(objs, n, NULL, 0) + 1;
+    size_t need = (task ? vision_describe_for_task(objs, n, task, NULL, 0)
+                        : vision_describe(objs, n, NULL, 0)) +
+                  1;
     char *out = malloc(need);
-    if (out) vision_describe(objs, n, out, need);
+    if (out && task)
+        vision_describe_for_task(objs, n, task, out, need);
+    else if (out)
+        vision_describe(objs, n, out, need);
     mission_world_close(&w, false);
     return out;
 }
@@ -62,16 +72,48 @@ static char *beside(const setup *s, const char *name)
     return text ? text : strdup("");
 }
 
-enum { T_MINISPEC, T_LUA, T_PYTHON, T_PROMPT, T_KINDS };
-static const char *const KIND[T_KINDS] = {"minispec", "lua", "python", "prompt"};
+enum { T_MINISPEC, T_LUA, T_PYTHON, T_PROMPT_FULL, T_PROMPT, T_KINDS };
+static const char *const KEY[T_KINDS] = {"plan_tokens_minispec", "plan_tokens_lua",
+                                         "plan_tokens_python", "prompt_tokens_full_scene",
+                                         "prompt_tokens_plan"};
 static const char *const ENCODING[] = {"cl100k_base", "o200k_base"};
 #define N_ENC 2
+#define CROWDED_TASK "Could you find an apple? If so, go to it."
 
-/* The four texts of setup S into TEXTS (a JSON array). Returns 0, or -1. */
+/* The planning prompt of TASK with SCENE_TEXT as one string into TEXTS. */
+static int add_prompt(cJSON *texts, const skill_registry *reg, const prompt_set *ps,
+                      const char *task, const char *scene_text)
+{
+    prompt_msgs pm;
+    char err[512];
+    if (prompt_plan(ps, reg, task, scene_text, &pm, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_tokens: %s\n", err);
+        return -1;
+    }
+    size_t n = (pm.system ? strlen(pm.system) : 0) + strlen(pm.user) + 1;
+    char *prompt = malloc(n);
+    if (prompt) snprintf(prompt, n, "%s%s", pm.system ? pm.system : "", pm.user);
+    cJSON_AddItemToArray(texts, cJSON_CreateString(prompt ? prompt : ""));
+    free(prompt);
+    prompt_msgs_free(&pm);
+    return 0;
+}
+
+/* Both planning prompts of TASK in SCENE: full view, then task-relevant. */
+static int add_prompts(cJSON *texts, const skill_registry *reg, const prompt_set *ps,
+                       const char *task, const char *scene)
+{
+    char *full = scene_of(scene, NULL), *relevant = scene_of(scene, task);
+    int rc = add_prompt(texts, reg, ps, task, full) | add_prompt(texts, reg, ps, task, relevant);
+    free(full);
+    free(relevant);
+    return rc;
+}
+
+/* The five texts of setup S into TEXTS (a JSON array). Returns 0, or -1. */
 static int add_texts(cJSON *texts, const setup *s, const skill_registry *reg, const prompt_set *ps)
 {
     ms_result r;
-    char err[512];
     if (minispec_compile(reg, s->plan, s->plan_len, NULL, &r)) {
         fprintf(stderr, "%s: the reference plan does not compile\n", s->scene);
         ms_result_free(&r);
@@ -80,28 +122,16 @@ static int add_texts(cJSON *texts, const setup *s, const skill_registry *reg, co
     /* The plan's own Lua, without the runtime header line. */
     const char *body = strchr(r.lua, '\n');
     body = body ? body + 1 : r.lua;
-    char *task = task_of(s), *scene = scene_of(s), *py = beside(s, "plan.py");
-    prompt_msgs pm;
-    int rc = prompt_plan(ps, reg, task, scene, &pm, err, sizeof err);
-    if (rc == 0) {
-        size_t n = (pm.system ? strlen(pm.system) : 0) + strlen(pm.user) + 1;
-        char *prompt = malloc(n);
-        snprintf(prompt, n, "%s%s", pm.system ? pm.system : "", pm.user);
-        cJSON_AddItemToArray(texts, cJSON_CreateString(s->plan));
-        cJSON_AddItemToArray(texts, cJSON_CreateString(body));
-        cJSON_AddItemToArray(texts, cJSON_CreateString(py));
-        cJSON_AddItemToArray(texts, cJSON_CreateString(prompt));
-        free(prompt);
-        prompt_msgs_free(&pm);
-    } else {
-        fprintf(stderr, "%s: %s\n", s->scene, err);
-    }
+    char *task = task_of(s), *py = beside(s, "plan.py");
+    cJSON_AddItemToArray(texts, cJSON_CreateString(s->plan));
+    cJSON_AddItemToArray(texts, cJSON_CreateString(body));
+    cJSON_AddItemToArray(texts, cJSON_CreateString(py));
+    int rc = add_prompts(texts, reg, ps, task, s->scene);
     if (!*py) {
         fprintf(stderr, "%s: no plan.py (the Python twin) beside it\n", s->scene);
         rc = -1;
     }
     free(task);
-    free(scene);
     free(py);
     ms_result_free(&r);
     return rc;
@@ -140,11 +170,43 @@ static cJSON *count_with_bpe(const char *src, const cJSON *texts)
     return doc;
 }
 
+static double pct_fewer(double fewer, double than)
+{
+    return than > 0 ? 100 * (1 - fewer / than) : 0;
+}
+
+static void print_results(const char *enc, int n, const double *avg, const double *crowded)
+{
+    printf("bench_tokens: %s, %d setups: MiniSpec plan %.1f tokens, the same plan in Lua "
+           "%.1f, in compact Python %.1f: MiniSpec %.0f %% fewer than Python, %.0f %% fewer "
+           "than Lua\n",
+           enc, n, avg[T_MINISPEC], avg[T_LUA], avg[T_PYTHON],
+           pct_fewer(avg[T_MINISPEC], avg[T_PYTHON]), pct_fewer(avg[T_MINISPEC], avg[T_LUA]));
+    printf("bench_tokens: %s planning prompt, full scene -> task-relevant scene: suite %.0f -> "
+           "%.0f tokens (%.1f %% fewer), crowded scene %.0f -> %.0f (%.0f %% fewer)\n",
+           enc, avg[T_PROMPT_FULL], avg[T_PROMPT], pct_fewer(avg[T_PROMPT], avg[T_PROMPT_FULL]),
+           crowded[0], crowded[1], pct_fewer(crowded[1], crowded[0]));
+}
+
+static void write_results(FILE *f, const char *enc, const double *avg, const double *crowded,
+                          bool first)
+{
+    for (int k = 0; k < T_KINDS; k++)
+        fprintf(f, "%s\"%s_%s\": {\"value\": %.1f, \"unit\": \"tokens\"}",
+                first && k == 0 ? "" : ",\n ", KEY[k], enc, avg[k]);
+    fprintf(f,
+            ",\n \"plan_fewer_than_python_%s\": {\"value\": %.1f, \"unit\": \"%%\"}"
+            ",\n \"prompt_crowded_full_scene_%s\": {\"value\": %.0f, \"unit\": \"tokens\"}"
+            ",\n \"prompt_crowded_relevant_scene_%s\": {\"value\": %.0f, \"unit\": \"tokens\"}",
+            enc, pct_fewer(avg[T_MINISPEC], avg[T_PYTHON]), enc, crowded[0], enc, crowded[1]);
+}
+
 int main(int argc, char **argv)
 {
     const char *src = getenv("SRC") ? getenv("SRC") : ".";
-    char root[600], err[512];
+    char root[600], crowded_scene[700], err[512];
     snprintf(root, sizeof root, "%s/examples/benchmark", src);
+    snprintf(crowded_scene, sizeof crowded_scene, "%.600s/tests/bench/crowded.scene.json", src);
     static setup setups[MAX_SETUPS];
     int n = find_setups(root, setups, MAX_SETUPS);
     skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
@@ -157,32 +219,22 @@ int main(int argc, char **argv)
     int failed = 0;
     for (int i = 0; i < n; i++)
         if (add_texts(texts, &setups[i], reg, ps) != 0) failed++;
+    if (add_prompts(texts, reg, ps, CROWDED_TASK, crowded_scene) != 0) failed++;
     cJSON *counts = failed ? NULL : count_with_bpe(src, texts);
-    double avg[N_ENC][T_KINDS] = {{0}};
+    double avg[N_ENC][T_KINDS] = {{0}}, crowded[N_ENC][2] = {{0}};
     for (int e = 0; counts && e < N_ENC; e++) {
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(counts, ENCODING[e]);
         for (int i = 0; i < n * T_KINDS; i++)
             avg[e][i % T_KINDS] += cJSON_GetNumberValue(cJSON_GetArrayItem(list, i)) / n;
+        for (int k = 0; k < 2; k++)
+            crowded[e][k] = cJSON_GetNumberValue(cJSON_GetArrayItem(list, n * T_KINDS + k));
+        print_results(ENCODING[e], n, avg[e], crowded[e]);
     }
-    for (int e = 0; counts && e < N_ENC; e++)
-        printf("bench_tokens: %s, %d setups: MiniSpec plan %.1f tokens, the same plan in Lua "
-               "%.1f, in compact Python %.1f: MiniSpec %.0f %% fewer than Python, %.0f %% fewer "
-               "than Lua; planning prompt %.0f tokens\n",
-               ENCODING[e], n, avg[e][T_MINISPEC], avg[e][T_LUA], avg[e][T_PYTHON],
-               100 * (1 - avg[e][T_MINISPEC] / avg[e][T_PYTHON]),
-               100 * (1 - avg[e][T_MINISPEC] / avg[e][T_LUA]), avg[e][T_PROMPT]);
     FILE *f = counts ? bench_out(argc, argv) : NULL;
     if (f) {
         fputc('{', f);
-        for (int e = 0; e < N_ENC; e++) {
-            const char *enc = e == 0 ? "cl100k" : "o200k";
-            for (int k = 0; k < T_KINDS; k++)
-                fprintf(f, "%s\"%s%s_%s\": {\"value\": %.1f, \"unit\": \"tokens\"}",
-                        e || k ? ",\n " : "", k == T_PROMPT ? "prompt_tokens_plan" : "plan_tokens_",
-                        k == T_PROMPT ? "" : KIND[k], enc, avg[e][k]);
-            fprintf(f, ",\n \"plan_fewer_than_python_%s\": {\"value\": %.1f, \"unit\": \"%%\"}",
-                    enc, 100 * (1 - avg[e][T_MINISPEC] / avg[e][T_PYTHON]));
-        }
+        for (int e = 0; e < N_ENC; e++)
+            write_results(f, e == 0 ? "cl100k" : "o200k", avg[e], crowded[e], e == 0);
         fputs("}\n", f);
         fclose(f);
     }
