@@ -9,7 +9,7 @@
  * planning prompt (task + the scene seen from the start pose) with the full
  * scene description and with the task-relevant one (vision/relevance.h), on
  * the suite and on a crowded scene (tests/bench/crowded.scene.json, 61
- * objects in view).
+ * objects, 59 in view).
  *
  *   bench_tokens [OUT.json]      (SRC=source root, default ".")
  */
