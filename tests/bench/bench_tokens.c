@@ -170,12 +170,30 @@ static cJSON *count_with_bpe(const char *src, const cJSON *texts)
     return doc;
 }
 
+/* The longest prefix that the planning prompts of all N setups share, byte
+ * for byte: what a server's prompt cache can reuse from one task to the
+ * next (malloc'd). */
+static char *common_prefix(const cJSON *texts, int n)
+{
+    const char *first = cJSON_GetStringValue(cJSON_GetArrayItem(texts, T_PROMPT));
+    size_t len = first ? strlen(first) : 0;
+    for (int i = 1; i < n; i++) {
+        const char *t = cJSON_GetStringValue(cJSON_GetArrayItem(texts, i * T_KINDS + T_PROMPT));
+        size_t k = 0;
+        while (t && k < len && t[k] == first[k])
+            k++;
+        len = k;
+    }
+    return strndup(first ? first : "", len);
+}
+
 static double pct_fewer(double fewer, double than)
 {
     return than > 0 ? 100 * (1 - fewer / than) : 0;
 }
 
-static void print_results(const char *enc, int n, const double *avg, const double *crowded)
+static void print_results(const char *enc, int n, const double *avg, const double *crowded,
+                          double prefix)
 {
     printf("bench_tokens: %s, %d setups: MiniSpec plan %.1f tokens, the same plan in Lua "
            "%.1f, in compact Python %.1f: MiniSpec %.0f %% fewer than Python, %.0f %% fewer "
@@ -186,10 +204,13 @@ static void print_results(const char *enc, int n, const double *avg, const doubl
            "%.0f tokens (%.1f %% fewer), crowded scene %.0f -> %.0f (%.0f %% fewer)\n",
            enc, avg[T_PROMPT_FULL], avg[T_PROMPT], pct_fewer(avg[T_PROMPT], avg[T_PROMPT_FULL]),
            crowded[0], crowded[1], pct_fewer(crowded[1], crowded[0]));
+    printf("bench_tokens: %s planning prompt's static part, first and byte-identical across "
+           "the %d setups: %.0f tokens, %.1f %% of the prompt\n",
+           enc, n, prefix, 100 * prefix / avg[T_PROMPT]);
 }
 
 static void write_results(FILE *f, const char *enc, const double *avg, const double *crowded,
-                          bool first)
+                          double prefix, bool first)
 {
     for (int k = 0; k < T_KINDS; k++)
         fprintf(f, "%s\"%s_%s\": {\"value\": %.1f, \"unit\": \"tokens\"}",
@@ -199,6 +220,10 @@ static void write_results(FILE *f, const char *enc, const double *avg, const dou
             ",\n \"prompt_crowded_full_scene_%s\": {\"value\": %.0f, \"unit\": \"tokens\"}"
             ",\n \"prompt_crowded_relevant_scene_%s\": {\"value\": %.0f, \"unit\": \"tokens\"}",
             enc, pct_fewer(avg[T_MINISPEC], avg[T_PYTHON]), enc, crowded[0], enc, crowded[1]);
+    fprintf(f,
+            ",\n \"prompt_static_prefix_%s\": {\"value\": %.0f, \"unit\": \"tokens\"}"
+            ",\n \"prompt_static_prefix_share_%s\": {\"value\": %.1f, \"unit\": \"%%\"}",
+            enc, prefix, enc, 100 * prefix / avg[T_PROMPT]);
 }
 
 int main(int argc, char **argv)
@@ -220,21 +245,25 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         if (add_texts(texts, &setups[i], reg, ps) != 0) failed++;
     if (add_prompts(texts, reg, ps, CROWDED_TASK, crowded_scene) != 0) failed++;
+    char *prefix = failed ? NULL : common_prefix(texts, n);
+    cJSON_AddItemToArray(texts, cJSON_CreateString(prefix ? prefix : ""));
+    free(prefix);
     cJSON *counts = failed ? NULL : count_with_bpe(src, texts);
-    double avg[N_ENC][T_KINDS] = {{0}}, crowded[N_ENC][2] = {{0}};
+    double avg[N_ENC][T_KINDS] = {{0}}, crowded[N_ENC][2] = {{0}}, stable[N_ENC] = {0};
     for (int e = 0; counts && e < N_ENC; e++) {
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(counts, ENCODING[e]);
         for (int i = 0; i < n * T_KINDS; i++)
             avg[e][i % T_KINDS] += cJSON_GetNumberValue(cJSON_GetArrayItem(list, i)) / n;
         for (int k = 0; k < 2; k++)
             crowded[e][k] = cJSON_GetNumberValue(cJSON_GetArrayItem(list, n * T_KINDS + k));
-        print_results(ENCODING[e], n, avg[e], crowded[e]);
+        stable[e] = cJSON_GetNumberValue(cJSON_GetArrayItem(list, n * T_KINDS + 2));
+        print_results(ENCODING[e], n, avg[e], crowded[e], stable[e]);
     }
     FILE *f = counts ? bench_out(argc, argv) : NULL;
     if (f) {
         fputc('{', f);
         for (int e = 0; e < N_ENC; e++)
-            write_results(f, e == 0 ? "cl100k" : "o200k", avg[e], crowded[e], e == 0);
+            write_results(f, e == 0 ? "cl100k" : "o200k", avg[e], crowded[e], stable[e], e == 0);
         fputs("}\n", f);
         fclose(f);
     }
