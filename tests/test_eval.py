@@ -38,9 +38,9 @@ def env():
     return e
 
 
-def aloft_eval(args, timeout=300):
+def aloft_eval(args, timeout=300, cwd=SRC):
     return subprocess.run([ALOFT, "eval"] + args, capture_output=True, text=True, env=env(),
-                          timeout=timeout, cwd=SRC)
+                          timeout=timeout, cwd=cwd)
 
 
 def task_dir(t):
@@ -248,20 +248,23 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 1 and "not an `aloft eval --json` document" in r.stderr,
           "compare with a page: %d %s" % (r.returncode, r.stderr))
 
-    # an unreachable server: exit 1, says so, and stops after the first failure
+    # an unreachable server: exit 1, says so, and stops after the first
+    # failure; without TASK_DIR, from elsewhere, the whole suite beside the build
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     r = aloft_eval(["--llm-url", "http://127.0.0.1:%d/v1" % port, "--model", "fake", "--json",
-                    "--repeat", "3"] + [task_dir(t) for t in TASKS])
+                    "--repeat", "3"], cwd=tmp)
     check(r.returncode == 1 and "could not be reached" in r.stderr,
           "unreachable: exit %d %s" % (r.returncode, r.stderr))
     doc = json.loads(r.stdout)
     spec_document(doc, "unreachable", nullable=("success_rate", "tries_mean", "replans_mean",
                                                 "first_action_ms_median", "total_ms_median"))
     check(doc["overall"]["runs"] == 0, "nothing scored: %s" % doc["overall"])
-    check("not scored" in r.stderr and "12 runs" in r.stderr,
+    check([t["task"] for t in doc["tasks"]] == sorted(os.path.basename(d) for d in glob.glob(
+        os.path.join(BENCH, "[0-9]*"))), "the default suite: %s" % doc["tasks"])
+    check("(39 of 39 runs not scored)" in r.stderr and r.stderr.count("eval: [") == 1,
           "unreachable: the runs not scored are counted: %s" % r.stderr)
 
     # usage errors and bad input

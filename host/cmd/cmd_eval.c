@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -334,9 +335,27 @@ static int verdict(const evalrun *runs, int n)
     return cli_fail("eval", "%d of %d runs not scored: %s", unscored, n, first ? first->why : "");
 }
 
+/* The suite when no TASK_DIR is given: examples/benchmark under the current
+ * directory, else beside the build directory the program runs from
+ * (build/aloft -> examples/benchmark). */
+static const char *default_suite(char *buf, size_t len)
+{
+    struct stat st;
+    if (stat("examples/benchmark", &st) == 0 && S_ISDIR(st.st_mode)) return "examples/benchmark";
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "examples/benchmark";
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(buf, len, "%.4000s/../examples/benchmark", exe);
+    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : "examples/benchmark";
+}
+
 static int evaluate(eval_args *a, int argc, char **argv)
 {
-    char *defaults[] = {"examples/benchmark"};
+    char suite_dir[4200];
+    char *defaults[] = {(char *)default_suite(suite_dir, sizeof suite_dir)};
     char **dirs = optind < argc ? argv + optind : defaults;
     int n_dirs = optind < argc ? argc - optind : 1;
     char err[512];
