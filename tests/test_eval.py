@@ -254,14 +254,16 @@ with tempfile.TemporaryDirectory() as tmp:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    r = aloft_eval(["--llm-url", "http://127.0.0.1:%d/v1" % port, "--model", "fake", "--json",
-                    "--repeat", "3"], cwd=tmp)
+    # (a model name with an invalid byte: the document stays valid UTF-8)
+    r = aloft_eval(["--llm-url", "http://127.0.0.1:%d/v1" % port, "--model", "fake\udcff",
+                    "--json", "--repeat", "3"], cwd=tmp)
     check(r.returncode == 1 and "could not be reached" in r.stderr,
           "unreachable: exit %d %s" % (r.returncode, r.stderr))
     doc = json.loads(r.stdout)
     spec_document(doc, "unreachable", nullable=("success_rate", "tries_mean", "replans_mean",
                                                 "first_action_ms_median", "total_ms_median"))
     check(doc["overall"]["runs"] == 0, "nothing scored: %s" % doc["overall"])
+    check(doc["model"] == "fake\ufffd", "invalid UTF-8 replaced: %r" % doc["model"])
     check([t["task"] for t in doc["tasks"]] == sorted(os.path.basename(d) for d in glob.glob(
         os.path.join(BENCH, "[0-9]*"))), "the default suite: %s" % doc["tasks"])
     check("(39 of 39 runs not scored)" in r.stderr and r.stderr.count("eval: [") == 1,

@@ -7,6 +7,7 @@
 #include "eval/check.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,47 @@ void evalscore_flight(evalrun *r, const char *out, int status, const char *stder
     cJSON_Delete(report);
 }
 
+/* Length of the valid UTF-8 sequence at S, or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    if (s[0] < 0x80) return 1;
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (n == 0 || s[0] > 0xf4) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    unsigned cp = n == 2   ? (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu)
+                  : n == 3 ? (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu)
+                           : (s[0] & 0x07u) << 18 | (s[1] & 0x3fu) << 12 | (s[2] & 0x3fu) << 6 |
+                                 (s[3] & 0x3fu);
+    bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+/* A string from outside (command line, directory names) as valid UTF-8:
+ * each invalid byte becomes U+FFFD (SPEC §2). */
+static void add_string(cJSON *o, const char *key, const char *s)
+{
+    size_t len = strlen(s);
+    char *clean = malloc(3 * len + 1), *w = clean;
+    if (!clean) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_seq(p);
+        if (n) {
+            memcpy(w, p, n);
+            w += n;
+            p += n;
+        } else {
+            memcpy(w, "\xef\xbf\xbd", 3);
+            w += 3;
+            p++;
+        }
+    }
+    *w = '\0';
+    cJSON_AddStringToObject(o, key, clean);
+    free(clean);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -119,7 +161,7 @@ static cJSON *task_entry(const char *name, tally *t, const evalscore_opts *opt)
 {
     cJSON *e = cJSON_CreateObject();
     double runs = t->runs ? t->runs : NAN;
-    cJSON_AddStringToObject(e, "task", name);
+    add_string(e, "task", name);
     cJSON_AddNumberToObject(e, "runs", t->runs);
     cJSON_AddNumberToObject(e, "success", t->success);
     add_num(e, "success_rate", t->success / runs);
@@ -161,8 +203,8 @@ cJSON *evalscore_document(const evalsuite *suite, const evalrun *runs, int n,
     tally t = {.first = malloc(cap * sizeof(double)), .total = malloc(cap * sizeof(double))};
     cJSON *doc = cJSON_CreateObject(), *tasks = NULL;
     if (!all.first || !all.total || !t.first || !t.total || !doc) goto oom;
-    cJSON_AddStringToObject(doc, "model", o->model ? o->model : "");
-    cJSON_AddStringToObject(doc, "llm_url", o->llm_url ? o->llm_url : "");
+    add_string(doc, "model", o->model ? o->model : "");
+    add_string(doc, "llm_url", o->llm_url ? o->llm_url : "");
     cJSON_AddNumberToObject(doc, "repeat", o->repeat);
     tasks = cJSON_AddArrayToObject(doc, "tasks");
     for (int k = 0; k < suite->n_tasks; k++) {
