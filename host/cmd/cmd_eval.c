@@ -237,7 +237,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 static int fly_all(const eval_args *a, const evalsuite *suite, evalrun *runs, int n,
                    eval_plan *plan)
 {
-    char exe[4096], pictures[] = "/tmp/aloft-eval-XXXXXX", err[256];
+    char exe[4096], pictures[] = "/tmp/aloft-eval-XXXXXX";
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) return cli_fail("eval", "cannot find the aloft program itself");
     exe[len] = '\0';
@@ -254,9 +254,7 @@ static int fly_all(const eval_args *a, const evalsuite *suite, evalrun *runs, in
     if (!fl || !seeds) rc = cli_fail("eval", "out of memory");
     if (rc == CLI_OK) {
         cli_cancel_begin();
-        if (evalflights_run(fl, n, (int)a->jobs, cli_cancel_flag(), on_flight_done, plan, err,
-                            sizeof err) != 0)
-            rc = cli_fail("eval", "%s", err);
+        evalflights_run(fl, n, (int)a->jobs, cli_cancel_flag(), on_flight_done, plan);
         if (atomic_load(cli_cancel_flag())) rc = cli_fail("eval", "cancelled");
         cli_cancel_end();
     }

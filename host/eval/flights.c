@@ -6,7 +6,6 @@
  */
 #include "eval/flights.h"
 
-#include "errmsg.h"
 #include "textbuf.h"
 
 #include <errno.h>
@@ -124,7 +123,7 @@ static void *worker(void *arg)
 }
 
 int evalflights_run(evalflight *f, int n, int jobs, atomic_bool *cancel, evalflight_done_fn done,
-                    void *ud, char *err, size_t errlen)
+                    void *ud)
 {
     if (jobs < 1) jobs = 1;
     if (jobs > FLIGHTS_MAX_JOBS) jobs = FLIGHTS_MAX_JOBS;
@@ -132,17 +131,16 @@ int evalflights_run(evalflight *f, int n, int jobs, atomic_bool *cancel, evalfli
     pool p = {.f = f, .n = n, .cancel = cancel, .done = done, .ud = ud};
     pthread_mutex_init(&p.lock, NULL);
     pthread_t th[FLIGHTS_MAX_JOBS];
-    int started = 0, rc = 0;
-    for (; started < jobs; started++)
-        if (pthread_create(&th[started], NULL, worker, &p) != 0) {
-            rc = errmsg_set(err, errlen, "cannot start a flight thread");
-            break;
-        }
-    if (started == 0) worker(&p); /* no thread at all: fly them here, one by one */
+    int started = 0;
+    while (started < jobs && pthread_create(&th[started], NULL, worker, &p) == 0)
+        started++;
+    /* Threads that could not start leave their share to the others; with
+     * none at all the flights run here, one by one. */
+    if (started == 0) worker(&p);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     pthread_mutex_destroy(&p.lock);
-    return started > 0 || rc == 0 ? 0 : rc;
+    return started;
 }
 
 void evalflight_clear(evalflight *f)

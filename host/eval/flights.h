@@ -25,10 +25,10 @@ typedef bool (*evalflight_done_fn)(evalflight *f, int index, void *ud);
 
 /* Runs the N flights, JOBS at a time (1..64), in index order of start.
  * CANCEL (may be NULL) set: no further flight starts; running ones are left
- * to finish (they see the same Ctrl-C as their process group). Returns 0,
- * or -1 with a message when a thread could not be started. */
+ * to finish (they see the same Ctrl-C as their process group). Returns how
+ * many threads flew them (0: none could start, the calling thread did). */
 int evalflights_run(evalflight *f, int n, int jobs, atomic_bool *cancel, evalflight_done_fn done,
-                    void *ud, char *err, size_t errlen);
+                    void *ud);
 
 void evalflight_clear(evalflight *f);
 

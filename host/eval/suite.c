@@ -153,13 +153,12 @@ static char *trimmed(char *s)
 
 static int load_task(evalsuite_task *t, const char *dir, char *err, size_t errlen)
 {
-    const char *base = strrchr(dir, '/');
     char *copy = strdup(dir);
     if (!copy) return errmsg_set(err, errlen, "out of memory");
     size_t n = strlen(copy);
     while (n > 1 && copy[n - 1] == '/')
         copy[--n] = '\0';
-    base = strrchr(copy, '/');
+    const char *base = strrchr(copy, '/');
     t->name = strdup(base ? base + 1 : copy);
     char *task_path = path_join(copy, "task.txt");
     t->text = task_path ? read_file(task_path, err, errlen) : NULL;
