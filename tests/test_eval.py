@@ -8,10 +8,12 @@ the store, and usage errors."""
 import glob
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 from fake_llm_proc import Fake
 
@@ -231,6 +233,25 @@ with tempfile.TemporaryDirectory() as tmp:
     times = sorted(q["t"] for q in reqs)
     check(len(times) == 4 and min(b - a for a, b in zip(times, times[1:])) < 1.0,
           "--jobs 3: requests overlap: %s" % times)
+
+    # Ctrl-C (to the process group, as a terminal sends it) while the flights
+    # wait for a slow server: no run scored, no further flight, exit 1
+    fake = Fake(tmp, replies(reference, first_token_ms=30000))
+    p = subprocess.Popen([ALOFT, "eval", "--llm-url", fake.url, "--model", "fake", "--json"]
+                         + [task_dir(t) for t in TASKS], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env(), cwd=SRC,
+                         start_new_session=True)
+    deadline = time.monotonic() + 60  # only against a flight that never asks
+    while not fake.requests() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    reqs = fake.requests()
+    fake.stop()
+    check(p.returncode == 1 and "cancelled" in err, "Ctrl-C: exit %s %s" % (p.returncode, err))
+    doc = json.loads(out) if out.strip() else {}
+    check(doc.get("overall", {}).get("runs") == 0, "Ctrl-C: nothing scored: %s" % out)
+    check(len(reqs) == 1, "Ctrl-C: no further flight: %d requests" % len(reqs))
 
     # --compare: the right and the wrong runs side by side
     right_json = os.path.join(tmp, "right.json")

@@ -211,6 +211,11 @@ static bool on_flight_done(evalflight *f, int i, void *ud)
     const evalsuite_task *t = &p->suite->tasks[r->task];
     evalscore_flight(r, f->out, f->status, f->err, &t->setups[r->setup]);
     evalflight_clear(f);
+    /* Ctrl-C reaches the flights too: a run it stopped is no score. */
+    if (atomic_load(cli_cancel_flag())) {
+        r->state = EVALRUN_NO_REPORT;
+        snprintf(r->why, sizeof r->why, "cancelled");
+    }
     p->done++;
     if (!p->a->quiet) {
         const char *verdict = r->state != EVALRUN_SCORED ? "NOT SCORED"
