@@ -2,7 +2,8 @@
 #   make build   release build in build/
 #   make demo    build, then fly the demo mission in the simulator
 #   make test    release + ASan/UBSan builds, every test, a short fuzz run
-#   make bench   benchmarks (tests/bench), results in build/bench.json
+#   make bench   benchmarks (tests/bench), results in build/bench.json (the test
+#                setup installs the tokenizer bench_tokens counts with)
 #   make fuzz    long fuzzing run (FUZZ_SECONDS, default 600)
 #   make coverage  gcov/lcov report in build-cov/coverage/ (safety files >= 95 % branches)
 #   make mutate  every mutant of tests/mutants.json against its tests
@@ -45,7 +46,7 @@ test: setup-test build build-asan
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS)
 	scripts/mutate.py --sample $(MUTATE_SAMPLE) --seed $(MUTATE_SEED)
 
-bench: build
+bench: setup-test build
 	scripts/bench.sh
 
 coverage: setup-test

@@ -26,6 +26,7 @@ static const command commands[] = {
     {"detect", cmd_detect, "run vision on images"},
     {"serve", cmd_serve, "web UI"},
     {"log", cmd_log, "mission history"},
+    {"eval", cmd_eval, "score an LLM planner on the benchmark suite"},
     {"bench", cmd_bench, "benchmark suite"},
     {NULL, NULL, NULL},
 };

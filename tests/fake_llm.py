@@ -39,6 +39,11 @@ exhausted". A RESPONSE is an object:
     "big"           stream a body of exactly big_bytes bytes: SSE comment
                     lines pad the normal reply (content, finish, usage, [DONE])
   retry_after    the 429 Retry-After header's value, sent as given (default 1)
+  match          serve this response to every request whose messages
+                 contain this text (for as many requests as come, or
+                 "times" of them), before the ordered ones: a reply per task
+  cached_tokens  report usage.prompt_tokens_details.cached_tokens (this many,
+                 at most the prompt's tokens), as servers with prompt caching do
 
 Every request is appended to the log as one JSON line:
   {"n": index, "t": unix time, "path": ..., "auth": Authorization header or
@@ -71,10 +76,19 @@ class Script:
         self.served = 0
         self.requests = 0
 
-    def next(self):
+    def next(self, body=None):
         with self.lock:
             n = self.requests
             self.requests += 1
+            msgs = (body or {}).get("messages") or []
+            text = "\n".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict))
+            for r in self.responses:
+                if "match" in r and r["match"] in text and r.get("times", -1) != 0:
+                    if "times" in r:
+                        r["times"] -= 1
+                    return n, r
+            while self.index < len(self.responses) and "match" in self.responses[self.index]:
+                self.index += 1
             while self.index < len(self.responses):
                 r = self.responses[self.index]
                 if self.served < int(r.get("times", 1)):
@@ -82,7 +96,18 @@ class Script:
                     return n, r
                 self.index += 1
                 self.served = 0
+                while self.index < len(self.responses) and "match" in self.responses[self.index]:
+                    self.index += 1
             return n, None
+
+
+def usage(resp, prompt_tokens, completion_tokens):
+    u = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+         "total_tokens": prompt_tokens + completion_tokens}
+    if "cached_tokens" in resp:
+        u["prompt_tokens_details"] = {"cached_tokens": min(int(resp["cached_tokens"]),
+                                                           prompt_tokens)}
+    return u
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -110,7 +135,7 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
-        n, resp = self.server.script.next()
+        n, resp = self.server.script.next(body if isinstance(body, dict) else None)
         self.server.log_request_line(n, self.path, self.headers.get("Authorization"), body)
         if not self.path.endswith("/chat/completions"):
             self.send_json(404, {"error": {"message": "no such endpoint " + self.path}})
@@ -179,8 +204,7 @@ class Handler(BaseHTTPRequestHandler):
             "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": ntok,
-                      "total_tokens": prompt_tokens + ntok}})
+            "usage": usage(resp, prompt_tokens, ntok)})
 
     def chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -273,10 +297,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.event(self.delta(finish=fault if fault in cutting else "stop"))
             if (body.get("stream_options") or {}).get("include_usage"):
                 self.event({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
-                            "choices": [], "usage": {
-                                "prompt_tokens": prompt_tokens,
-                                "completion_tokens": len(tokens),
-                                "total_tokens": prompt_tokens + len(tokens)}})
+                            "choices": [],
+                            "usage": usage(resp, prompt_tokens, len(tokens))})
             self.chunk(b"data: [DONE]\n\n")
             self.chunk(b"")
         except (BrokenPipeError, ConnectionResetError, OSError):

@@ -347,6 +347,71 @@ static void test_battery_reserve_edges(void)
     g->ops->destroy(g);
 }
 
+/* ---- unknown parts of the state -------------------------------------------- */
+
+static void test_unknown_parts_refuse_what_needs_them(void)
+{
+    char err[256];
+    /* The driver says it does not know the battery: nothing but a descent. */
+    drone *g = guard_at(at(home.x, home.y, 100, 37), 50);
+    drv.st.known = DRONE_KNOWN_ALL & ~(unsigned)DRONE_KNOWN_BATTERY;
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) && strstr(err, "unknown battery"),
+          "unknown state: a move with the battery unknown passed or did not say why: %s", err);
+    CHECK(g->ops->turn(g, 10, err, sizeof err) == -1, "unknown state: a turn passed");
+    CHECK(passes(g, DRONE_DOWN, 20, err, sizeof err),
+          "unknown state: descending must stay allowed with the battery unknown: %s", err);
+    g->ops->destroy(g);
+
+    /* Position unknown: horizontal moves refused, vertical ones not. */
+    g = guard_at(at(home.x, home.y, 100, 37), 50);
+    drv.st.known = DRONE_KNOWN_ALL & ~(unsigned)DRONE_KNOWN_POSITION;
+    CHECK(!passes(g, DRONE_LEFT, 20, err, sizeof err) && strstr(err, "unknown position"),
+          "unknown state: a horizontal move with the position unknown passed: %s", err);
+    CHECK(passes(g, DRONE_UP, 20, err, sizeof err),
+          "unknown state: a climb needs the height, not the position: %s", err);
+    g->ops->destroy(g);
+
+    /* Height unknown: vertical moves refused. */
+    g = guard_at(at(home.x, home.y, 100, 37), 50);
+    drv.st.known = DRONE_KNOWN_ALL & ~(unsigned)DRONE_KNOWN_HEIGHT;
+    CHECK(!passes(g, DRONE_UP, 20, err, sizeof err) && strstr(err, "unknown height"),
+          "unknown state: a climb with the height unknown passed: %s", err);
+    g->ops->destroy(g);
+}
+
+static void test_nonfinite_state_counts_as_unknown(void)
+{
+    /* A driver that claims to know everything but reports NaN, infinity or
+     * an impossible battery: the guard never compares with such a value. */
+    char err[256];
+    drone *g = guard_at(at(NAN, home.y, 100, 37), 50);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) && strstr(err, "unknown position"),
+          "NaN x: a move passed (every comparison with NaN is false): %s", err);
+    g->ops->destroy(g);
+    g = guard_at(at(home.x, home.y, 100, INFINITY), 50);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) && strstr(err, "unknown position"),
+          "infinite yaw: a move passed: %s", err);
+    g->ops->destroy(g);
+    g = guard_at(at(home.x, home.y, NAN, 37), 50);
+    CHECK(!passes(g, DRONE_UP, 20, err, sizeof err) && strstr(err, "unknown height"),
+          "NaN height: a climb passed: %s", err);
+    g->ops->destroy(g);
+    const int bad_battery[] = {-1, 101, -2147483647 - 1};
+    for (size_t i = 0; i < sizeof bad_battery / sizeof bad_battery[0]; i++) {
+        g = guard_at(at(home.x, home.y, 100, 37), bad_battery[i]);
+        CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) && strstr(err, "unknown battery"),
+              "battery %d%%: a move passed: %s", bad_battery[i], err);
+        g->ops->destroy(g);
+    }
+    g = guard_at(at(home.x, home.y, 100, 37), 100);
+    CHECK(passes(g, DRONE_FORWARD, 20, err, sizeof err), "battery 100%%: refused: %s", err);
+    g->ops->destroy(g);
+    g = guard_at(at(home.x, home.y, 100, 37), 0);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) && strstr(err, "reserve"),
+          "battery 0%%: want the reserve's refusal: %s", err);
+    g->ops->destroy(g);
+}
+
 int main(void)
 {
     test_geofence_is_centred_on_home();
@@ -357,6 +422,8 @@ int main(void)
     test_altitude_band_edges();
     test_longest_move_edges();
     test_battery_reserve_edges();
+    test_unknown_parts_refuse_what_needs_them();
+    test_nonfinite_state_counts_as_unknown();
     printf("%s\n", failures ? "FAIL" : "ok");
     return failures ? 1 : 0;
 }

@@ -159,5 +159,6 @@ int cmd_detect(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,7 +101,7 @@ typedef struct attempt {
     enum timeout_kind timeout;
     char finish[32];
     bool usage_known;
-    int prompt_tokens, completion_tokens;
+    int prompt_tokens, completion_tokens, cached_tokens;
     size_t rx;           /* response body bytes received, against BODY_MAX */
     long retry_after_ms; /* from a Retry-After header; -1 if none or unreadable */
 
@@ -148,15 +149,28 @@ static void deliver_kept(attempt *a)
     if (a->text.len) hand_over(a, a->text.s, a->text.len);
 }
 
+/* A token count from the server: a whole number in [0, INT_MAX], else not
+ * a count at all. */
+static bool token_count(const cJSON *v, int *out)
+{
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= INT_MAX)) return false;
+    *out = (int)v->valuedouble;
+    return true;
+}
+
 static void read_usage(attempt *a, const cJSON *root)
 {
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
     if (!cJSON_IsObject(u)) return;
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens");
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
-    if (cJSON_IsNumber(p)) a->prompt_tokens = p->valueint;
-    if (cJSON_IsNumber(c)) a->completion_tokens = c->valueint;
-    a->usage_known = cJSON_IsNumber(p) || cJSON_IsNumber(c);
+    bool p = token_count(cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens"), &a->prompt_tokens);
+    bool c = token_count(cJSON_GetObjectItemCaseSensitive(u, "completion_tokens"),
+                         &a->completion_tokens);
+    /* OpenAI, vLLM and llama.cpp's server say how much of the prompt their
+     * prefix cache served. */
+    token_count(cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details"), "cached_tokens"),
+                &a->cached_tokens);
+    a->usage_known = p || c;
 }
 
 static void read_finish(attempt *a, const cJSON *choice)
@@ -627,6 +641,7 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
             out->usage_known = a.usage_known;
             out->prompt_tokens = a.prompt_tokens;
             out->completion_tokens = a.completion_tokens;
+            out->cached_tokens = a.cached_tokens;
             sse_free(&a.sse);
             textbuf_free(&a.body);
             break;

@@ -107,6 +107,8 @@ typedef struct llm_result {
     bool usage_known;       /* the server reported usage */
     int prompt_tokens;
     int completion_tokens;
+    int cached_tokens;       /* prompt tokens served from the server's prompt cache
+                                (usage.prompt_tokens_details.cached_tokens); 0 if unsaid */
     double latency_ms;       /* call start to end, retries included */
     double ttft_ms;          /* call start to first content byte; -1 if none */
     int attempts;            /* HTTP requests made */

@@ -10,6 +10,7 @@
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "vision/objects.h"
+#include "vision/relevance.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -83,7 +84,7 @@ typedef struct mission {
     cJSON *plans;
     int tries, replans, llm_calls;
     double plan_ms;
-    long prompt_tokens, completion_tokens;
+    long prompt_tokens, completion_tokens, cached_tokens;
     bool tokens_estimated; /* some reply's usage never came */
 
     /* The plan being received and run. */
@@ -121,8 +122,10 @@ static void progress(const mission *m, const char *fmt, ...)
     fflush(f);
 }
 
-/* The scene description of what the camera sees now (SPEC §11). */
-static char *scene_now(mission *m)
+/* The scene description of what the camera sees now (SPEC §11): for a
+ * planning prompt, the objects the task concerns first and the rest capped
+ * (vision/relevance.h); for probe (TASK NULL) the full view. */
+static char *scene_now(mission *m, const char *task)
 {
     vision_object objs[VISION_MAX_OBJECTS];
     char err[256];
@@ -130,9 +133,14 @@ static char *scene_now(mission *m)
                 ? m->ctx->observe(m->ctx->observe_ud, objs, VISION_MAX_OBJECTS, err, sizeof err)
                 : 0;
     if (n < 0) n = 0;
-    size_t need = vision_describe(objs, n, NULL, 0) + 1;
+    size_t need = (task ? vision_describe_for_task(objs, n, task, NULL, 0)
+                        : vision_describe(objs, n, NULL, 0)) +
+                  1;
     char *out = malloc(need);
-    if (out) vision_describe(objs, n, out, need);
+    if (out && task)
+        vision_describe_for_task(objs, n, task, out, need);
+    else if (out)
+        vision_describe(objs, n, out, need);
     if (out && m->o->obs.scene) m->o->obs.scene(m->o->obs.ud, out);
     return out;
 }
@@ -172,6 +180,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
     if (res->usage_known) {
         m->prompt_tokens += res->prompt_tokens;
         m->completion_tokens += res->completion_tokens;
+        m->cached_tokens += res->cached_tokens;
     } else if (res->len > 0) {
         /* Part of a reply came but its usage did not (the transfer was cut,
          * by us when the plan stopped or by the network): estimate both
@@ -189,7 +198,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
 static int probe(void *ud, const char *question, char *out, size_t outlen, char *err, size_t errlen)
 {
     mission *m = ud;
-    char *scene = scene_now(m);
+    char *scene = scene_now(m, NULL);
     prompt_msgs pm = {0};
     if (prompt_probe(m->o->prompts, question, scene, &pm, err, errlen)) {
         free(scene);
@@ -481,6 +490,8 @@ static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
     runner_report_set(doc, "tokens", tok);
     /* Beside "tokens", which keeps exactly the SPEC's two counts. */
     if (m->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
+    if (m->cached_tokens > 0)
+        cJSON_AddNumberToObject(doc, "cached_tokens", (double)m->cached_tokens);
 }
 
 cJSON *mission_run(const mission_opts *o)
@@ -532,7 +543,7 @@ cJSON *mission_run(const mission_opts *o)
             snprintf(error, sizeof error, "time limit reached (%llu ms)", m->limit_ms);
             break;
         }
-        char *scene = scene_now(m);
+        char *scene = scene_now(m, o->task);
         prompt_msgs pm = {0};
         int prc;
         if (kind == MISSION_LLM_PLAN)

@@ -1,0 +1,2 @@
+turn_cw(180)
+goto('person')

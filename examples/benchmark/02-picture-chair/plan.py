@@ -1,0 +1,2 @@
+orienting('chair')
+take_picture()

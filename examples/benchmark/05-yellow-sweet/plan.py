@@ -1,0 +1,4 @@
+if scan('banana'):
+ goto('banana')
+ return True
+return False
