@@ -11,6 +11,7 @@ The mutants are listed in tests/mutants.json, one small source change each:
      "replace": "st->battery < g->lim.battery_reserve",
      "op": "boundary",                                  the kind of change
      "label": "constraints",                            the ctest label of its tests
+                                                        (several: "tello|mission")
      "equivalent": "why no test can tell"}              optional, see below
 
 For each mutant the runner copies the source tree to build-mutate/src (the
@@ -19,11 +20,11 @@ and the C tests of the label, and runs `ctest -L LABEL` with a short
 timeout. The mutant is `killed` when a test fails (or times out) and
 `survived` when all pass. A mutant whose change cannot be observed is
 `equivalent` only with the written reason kept in the list, and is not run.
-A change that does not compile is an error of the list, not a kill.
+A change that does not compile is `invalid`: an error of the list, not a kill.
 
 Prints a table and writes build/mutate.json:
     {"mutants": [{"file", "line", "change", "status", "test"}]}
-Exit status 0 when no mutant survived.
+Exit status 0 when no mutant survived and every mutant compiled.
 """
 import argparse
 import json
@@ -165,12 +166,15 @@ def main():
                     f.write(original.replace(m["find"], m["replace"], 1))
                 ok, log = build(targets_for(tests[m["label"]]), 600)
                 if not ok:
-                    sys.exit(f"mutate: mutant does not compile: {m['file']}:{m['line']} "
-                             f"{change}\n{log}")
-                failed, secs = run_tests(m["label"], args.timeout)
-                row["status"] = "killed" if failed else "survived"
-                row["test"] = failed
-                row["seconds"] = round(secs, 1)
+                    # Not a kill: the list must hold changes that compile.
+                    row["status"] = "invalid"
+                    row["reason"] = "does not compile: " + log.strip().splitlines()[-1][:200]
+                    print(log, file=sys.stderr)
+                else:
+                    failed, secs = run_tests(m["label"], args.timeout)
+                    row["status"] = "killed" if failed else "survived"
+                    row["test"] = failed
+                    row["seconds"] = round(secs, 1)
         finally:
             with open(path, "w") as f:
                 f.write(original)
@@ -181,12 +185,12 @@ def main():
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"mutants": results}, f, indent=1)
-    survived = [r for r in results if r["status"] == "survived"]
-    killed = sum(r["status"] == "killed" for r in results)
-    print(f"{killed} killed, {len(survived)} survived, "
-          f"{sum(r['status'] == 'equivalent' for r in results)} equivalent "
+    count = {s: sum(r["status"] == s for r in results)
+             for s in ("killed", "survived", "equivalent", "invalid")}
+    print(f"{count['killed']} killed, {count['survived']} survived, "
+          f"{count['equivalent']} equivalent, {count['invalid']} invalid "
           f"in {time.monotonic() - t_start:.0f} s; {args.out}")
-    return 1 if survived else 0
+    return 1 if count["survived"] or count["invalid"] else 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 -- expect: limit=instructions
+-- args: --timeout-ms 5000
 -- The coroutine dies of the limit inside the count hook; closing it must not
 -- run its looping __close handler without the hook.
 local co = coroutine.create(function()

@@ -1,4 +1,5 @@
 -- expect: limit=instructions
+-- args: --timeout-ms 5000
 -- Three levels of coroutines, each with a looping __close; the innermost
 -- trips the limit, every level catches and closes the one below.
 local function level(n)

@@ -1,4 +1,5 @@
 -- expect: limit=instructions
+-- args: --timeout-ms 5000
 -- coroutine.wrap inside coroutine.wrap, each with a looping __close.
 local function level(n)
   return coroutine.wrap(function()

@@ -1,4 +1,5 @@
 -- expect: limit=instructions
+-- args: --timeout-ms 5000
 -- Resuming a coroutine that died of the limit runs nothing of it.
 local co = coroutine.create(function()
   local guard <close> = setmetatable({}, {__close = function() while true do end end})

@@ -1,4 +1,5 @@
 -- expect: limit=instructions
+-- args: --timeout-ms 5000
 -- The error path of a coroutine.wrap function closes the dead coroutine's
 -- to-be-closed variables: here a looping __close, after the limit.
 while true do

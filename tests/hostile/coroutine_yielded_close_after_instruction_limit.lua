@@ -1,4 +1,5 @@
 -- expect: limit=instructions
+-- args: --timeout-ms 5000
 -- A coroutine suspended (yielded) before the limit, closed after another
 -- coroutine tripped it: its looping __close must not run on.
 local waiting = coroutine.create(function()
