@@ -48,6 +48,7 @@ static guard *enter(drone *d)
     guard *g = d->impl;
     g->inner->abort = d->abort;
     g->inner->abort_ud = d->abort_ud;
+    g->inner->hurry = d->hurry;
     g->refused = false;
     g->step_refused = false;
     return g;

@@ -110,6 +110,11 @@ struct drone {
      * one): every step the driver sends goes through it first. */
     drone_step_check check_step;
     void *check_step_ud;
+    /* Set when the mission was cancelled: a call that cannot be abandoned
+     * (the landing) sends its command once and waits about half a second
+     * for the answer instead of retrying at length, so that Ctrl-C ends the
+     * process within 2 s also when the drone has gone silent. */
+    bool hurry;
 };
 
 #endif

@@ -79,6 +79,7 @@
 
 #define SETTLE_PACKETS 4     /* still state packets in a row that mean "still" */
 #define STATE_FRESH_MS 1000  /* state older than this is stale */
+#define HURRY_MS 600         /* after a cancel, `land` must show a descent by then */
 #define TAKEOFF_HEIGHT_CM 80 /* where the Tello hovers after takeoff (dead reckoning) */
 #define POLL_SLICE_MS 50
 #define SETTLED_MS 150   /* state this long after a motion's end shows its result */
@@ -271,6 +272,59 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
              t->cfg.host, t->cfg.port, cmd, i, timeout_ms, (tello_now_ms() - began) / 1000, why);
 out:
     if (moves) set_in_motion(t, false);
+    pthread_mutex_unlock(&t->cmd_lock);
+    return res;
+}
+
+/*
+ * `land` after a cancel (drone.hurry): sent once, then the answer is awaited
+ * only while the drone shows that it is landing. A drone whose state goes
+ * stale, or that has not begun to descend HURRY_MS after the command, is
+ * given up at once: the process must end within 2 s of a signal (SPEC §6),
+ * and the caller reports that the drone may still be flying. A drone that is
+ * landing is waited for, to the end of the usual landing timeout.
+ */
+static ctrl_result land_hurried(tello *t, char *err, size_t errlen)
+{
+    char reply[512];
+    ctrl_result res = CTRL_FAILED;
+    pthread_mutex_lock(&t->cmd_lock);
+    telemetry before = tello_telemetry_now(t);
+    tello_link_drain(&t->link);
+    if (tello_link_send(&t->link, "land", err, errlen) < 0) goto out;
+    double sent = tello_now_ms();
+    for (;;) {
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
+                                 NULL, reply, sizeof reply);
+        if (r == TELLO_LINK_REPLY) {
+            mark_heard(t, sent);
+            if (strcasecmp(reply, "ok") == 0)
+                res = CTRL_OK;
+            else
+                snprintf(err, errlen, "the Tello refused 'land': %s", reply);
+            goto out;
+        }
+        telemetry tm = tello_telemetry_now(t);
+        double now = tello_now_ms();
+        bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
+        if (fresh && tm.h <= 10) {
+            res = CTRL_OK; /* down, by its own state */
+            goto out;
+        }
+        bool descending = fresh && before.have && tm.h < before.h - 5;
+        if (now - sent >= HURRY_MS && !descending) {
+            snprintf(err, errlen,
+                     "no answer from the Tello to 'land' within %d ms after the cancel, and %s",
+                     HURRY_MS, fresh ? "its state shows no descent" : "no state from it");
+            goto out;
+        }
+        if (now - sent >= t->cfg.takeoff_timeout_ms) {
+            snprintf(err, errlen, "the Tello did not finish landing within %d ms",
+                     t->cfg.takeoff_timeout_ms);
+            goto out;
+        }
+    }
+out:
     pthread_mutex_unlock(&t->cmd_lock);
     return res;
 }
@@ -470,7 +524,10 @@ static int tello_land(drone *d, char *err, size_t errlen)
     pthread_mutex_unlock(&t->lock);
     if (!up) return 0;
     motion m = {MOTION_LAND, 0};
-    if (control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen) != CTRL_OK) {
+    ctrl_result r = d->hurry
+                        ? land_hurried(t, err, errlen)
+                        : control(t, "land", t->cfg.takeoff_timeout_ms, &m, false, err, errlen);
+    if (r != CTRL_OK) {
         /* Refused because it is down already (it lands by itself on a low
          * battery or a lost link): that is what we asked for. */
         telemetry tm = tello_telemetry_now(t);
