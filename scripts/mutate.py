@@ -77,9 +77,9 @@ def copy_tree():
                 sync_file(src, os.path.join(SRC, os.path.relpath(src, ROOT)))
 
 
-def locate(m):
-    """The text of M's file and the line of its change (1-based)."""
-    path = os.path.join(ROOT, m["file"])
+def locate(m, top=ROOT):
+    """The text of M's file under TOP and the line of its change (1-based)."""
+    path = os.path.join(top, m["file"])
     with open(path) as f:
         text = f.read()
     n = text.count(m["find"])
@@ -156,7 +156,7 @@ def main():
         change = f"{m['find']} -> {m['replace']}"
         row = {"file": m["file"], "line": m["line"], "change": change, "status": "", "test": None}
         path = os.path.join(SRC, m["file"])
-        original, _ = locate(m)
+        original, _ = locate(m, SRC)  # the copy: the work tree may change meanwhile
         try:
             if m.get("equivalent"):
                 row["status"] = "equivalent"
