@@ -379,6 +379,33 @@ static void test_unknown_parts_refuse_what_needs_them(void)
     g->ops->destroy(g);
 }
 
+static void test_step_check_needs_the_state_too(void)
+{
+    /* A driver's step (drone.check_step) between two poses: refused while the
+     * part it changes is unknown, even if the motion as a whole passed. */
+    char err[256] = "";
+    drone *g = guard_at(at(home.x, home.y, 100, 37), 50);
+    CHECK(drv.self.check_step != NULL, "the guard installs its step check in the driver");
+    drone_pose from = at(home.x, home.y, 100, 37), ahead = at(home.x + 12, home.y + 16, 100, 37),
+               above = at(home.x, home.y, 120, 37);
+    CHECK(drv.self.check_step(drv.self.check_step_ud, &from, &ahead, "forward 20", err,
+                              sizeof err) == 0,
+          "step check: a step inside every limit was refused: %s", err);
+    drv.st.known = DRONE_KNOWN_ALL & ~(unsigned)DRONE_KNOWN_POSITION;
+    CHECK(drv.self.check_step(drv.self.check_step_ud, &from, &ahead, "forward 20", err,
+                              sizeof err) == -1 &&
+              strstr(err, "unknown position"),
+          "step check: a horizontal step with the position unknown passed: %s", err);
+    CHECK(drv.self.check_step(drv.self.check_step_ud, &from, &above, "up 20", err, sizeof err) == 0,
+          "step check: a vertical step needs only the height: %s", err);
+    drv.st.known = DRONE_KNOWN_ALL & ~(unsigned)DRONE_KNOWN_HEIGHT;
+    CHECK(drv.self.check_step(drv.self.check_step_ud, &from, &above, "up 20", err, sizeof err) ==
+                  -1 &&
+              strstr(err, "unknown height"),
+          "step check: a vertical step with the height unknown passed: %s", err);
+    g->ops->destroy(g);
+}
+
 static void test_nonfinite_state_counts_as_unknown(void)
 {
     /* A driver that claims to know everything but reports NaN, infinity or
@@ -424,6 +451,7 @@ int main(void)
     test_battery_reserve_edges();
     test_unknown_parts_refuse_what_needs_them();
     test_nonfinite_state_counts_as_unknown();
+    test_step_check_needs_the_state_too();
     printf("%s\n", failures ? "FAIL" : "ok");
     return failures ? 1 : 0;
 }
