@@ -94,15 +94,8 @@ move_up(1000)
 assert(debug == nil and package == nil and require == nil)
 LUA
 "$ALOFT" lua --scene "$tmp/scene.json" --json "$tmp/direct.lua" >"$tmp/5.json" 2>/dev/null
-"$PY" -c "
-import json
-d = json.load(open('$tmp/5.json'))
-# aloft lua reports calls, not the pose: read where the drone ended from them.
-rets = [c['ret'] for c in d['calls'] if c['skill'].startswith('move_')]
-viol = sum(1 for r in rets if r is False)
-print(json.dumps({'ok': d['ok'], 'violations': [{'reason': 'geofence longest move'}] * viol, 'pose': None}))
-" >"$tmp/5b.json"
-check "aloft lua" "$tmp/5b.json" 5
+# aloft lua reports each call and what it returned (a refused motion returns
+# false): judged from that output alone.
 "$PY" -c "
 import json, sys
 d = json.load(open('$tmp/5.json'))
