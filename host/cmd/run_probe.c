@@ -7,7 +7,6 @@
 #include "llm/prompt.h"
 #include "vision/objects.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +60,7 @@ int run_probe_ask(void *ud, const char *question, char *out, size_t outlen, char
         llm_result_free(&res);
         return -1;
     }
-    const char *a = res.text ? res.text : "";
-    size_t len = res.len;
-    while (len && isspace((unsigned char)*a))
-        a++, len--;
-    while (len && isspace((unsigned char)a[len - 1]))
-        len--;
-    snprintf(out, outlen, "%.*s", (int)len, a);
+    llm_result_trimmed(&res, out, outlen);
     llm_result_free(&res);
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -661,6 +662,17 @@ done:
     if (!out->text) out->text = calloc(1, 1);
     out->latency_ms = now_ms() - t0;
     return out->status == LLM_OK ? 0 : -1;
+}
+
+void llm_result_trimmed(const llm_result *r, char *out, size_t outlen)
+{
+    const char *a = r->text ? r->text : "";
+    size_t len = r->text ? r->len : 0;
+    while (len && isspace((unsigned char)*a))
+        a++, len--;
+    while (len && isspace((unsigned char)a[len - 1]))
+        len--;
+    snprintf(out, outlen, "%.*s", len > INT_MAX ? INT_MAX : (int)len, a);
 }
 
 void llm_result_free(llm_result *r)

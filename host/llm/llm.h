@@ -123,6 +123,10 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out);
 
 void llm_result_free(llm_result *r);
 
+/* The reply's text without leading and trailing white space, into OUT
+ * (cut to fit; "" when there is none): a probe's answer. */
+void llm_result_trimmed(const llm_result *r, char *out, size_t outlen);
+
 /* A short name for STATUS ("truncated", "auth", ...). */
 const char *llm_status_name(llm_status status);
 

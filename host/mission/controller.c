@@ -213,13 +213,7 @@ static int probe(void *ud, const char *question, char *out, size_t outlen, char 
         llm_result_free(&res);
         return -1;
     }
-    const char *a = res.text ? res.text : "";
-    size_t len = res.len;
-    while (len && isspace((unsigned char)*a))
-        a++, len--;
-    while (len && isspace((unsigned char)a[len - 1]))
-        len--;
-    snprintf(out, outlen, "%.*s", (int)len, a);
+    llm_result_trimmed(&res, out, outlen);
     progress(m, "probe: %s -> %s\n", question, out);
     llm_result_free(&res);
     return 0;
