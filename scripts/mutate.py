@@ -32,6 +32,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -100,13 +101,27 @@ def build(targets, timeout):
 
 
 def run_tests(label, timeout):
-    """Returns (first failing test or None, seconds)."""
+    """Returns (first failing test or None, seconds). The tests run in a
+    process group of their own: a mutant can leave processes hanging that
+    hold ctest's pipes open, and a run past its time is killed whole."""
     t0 = time.monotonic()
-    r = sh(["ctest", "-L", "^(" + label + ")$", "--timeout", str(timeout), "-j", "2",
-            "--stop-on-failure"], cwd=BIN, timeout=timeout * 4 + 60)
+    p = subprocess.Popen(["ctest", "-L", "^(" + label + ")$", "--timeout", str(timeout),
+                          "-j", "2", "--stop-on-failure"], cwd=BIN, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout * 2 + 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return "timeout", time.monotonic() - t0
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # whatever a mutant left running
+        except ProcessLookupError:
+            pass
     failed = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
-                        r"Child aborted|Exception)", r.stdout, re.M)
-    if r.returncode != 0 and not failed:
+                        r"Child aborted|Exception)", out, re.M)
+    if p.returncode != 0 and not failed:
         failed = ["ctest"]
     return (failed[0] if failed else None), time.monotonic() - t0
 
@@ -125,7 +140,8 @@ def main():
     ap.add_argument("--sample", type=int, default=0, help="run only N mutants, drawn by --seed")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--only", default="", help="only mutants whose file contains this")
-    ap.add_argument("--timeout", type=int, default=60, help="seconds per test")
+    ap.add_argument("--timeout", type=int, default=180,
+                    help="seconds per test (a hang counts as a kill)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "mutate.json"))
     args = ap.parse_args()
 

@@ -12,7 +12,6 @@
 #include "vision/objects.h"
 #include "vision/relevance.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
