@@ -35,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -102,28 +103,41 @@ def build(targets, timeout):
 
 def run_tests(label, timeout):
     """Returns (first failing test or None, seconds). The tests run in a
-    process group of their own: a mutant can leave processes hanging that
-    hold ctest's pipes open, and a run past its time is killed whole."""
+    process group of their own, which is killed as soon as one test fails
+    (the mutant is killed; the others need not finish) or when the run is
+    past its time: a mutant can leave processes hanging that hold ctest's
+    pipes open."""
     t0 = time.monotonic()
     p = subprocess.Popen(["ctest", "-L", "^(" + label + ")$", "--timeout", str(timeout),
-                          "-j", "2", "--stop-on-failure"], cwd=BIN, stdout=subprocess.PIPE,
+                          "-j", "2"], cwd=BIN, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        out, _ = p.communicate(timeout=timeout * 2 + 60)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        return "timeout", time.monotonic() - t0
-    finally:
+
+    late = []
+
+    def kill():
         try:
-            os.killpg(p.pid, signal.SIGKILL)  # whatever a mutant left running
+            os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    failed = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
-                        r"Child aborted|Exception)", out, re.M)
-    if p.returncode != 0 and not failed:
-        failed = ["ctest"]
-    return (failed[0] if failed else None), time.monotonic() - t0
+
+    def too_late():
+        late.append(True)
+        kill()
+
+    timer = threading.Timer(timeout * 2 + 60, too_late)
+    timer.start()
+    failed = None
+    for line in p.stdout:
+        m = re.search(r"Test +#\d+: (\S+) .*\*\*\*", line)
+        if m:
+            failed = m.group(1)
+            break
+    timer.cancel()
+    kill()  # the rest of the tests, and whatever a mutant left running
+    p.wait()
+    if failed is None and (late or p.returncode != 0):
+        failed = "timeout" if late else "ctest"
+    return failed, time.monotonic() - t0
 
 
 def targets_for(tests):
