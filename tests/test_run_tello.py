@@ -162,6 +162,13 @@ def main():
           "may still be flying" in str(doc.get("error")),
           "Ctrl-C on a drone silent in flight: exit %d, error %s" % (p.returncode, doc.get("error")))
     check(emu.sent().count("land") == 1, "silent in flight: sent %s" % emu.sent())
+    # A cancelled mission whose landing failed is recorded as failed, not
+    # as cancelled: the drone may still be up.
+    p = subprocess.run([ALOFT, "log", "--db", db, "--json", str(doc.get("mission_id"))],
+                       capture_output=True, text=True, timeout=60)
+    rec = json.loads(p.stdout)["mission"] if p.returncode == 0 else {}
+    check(rec.get("status") == "failed" and "may still be flying" in str(rec.get("error")),
+          "silent in flight: recorded %s" % p.stdout[:300])
 
     # Ctrl-C during takeoff: the takeoff gives up (stop), the drone lands,
     # the mission is recorded as cancelled.
