@@ -644,7 +644,9 @@ static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t
         return cli_fail(a->c.cmd, "cannot record the mission: %s", err);
     }
     bool land = a->on_tello ? a->tello.land_at_end : true;
-    if (open_world(a, f, &world, err, sizeof err)) {
+    int opened = open_world(a, f, &world, err, sizeof err);
+    world.cancel = cli_cancel_flag(); /* a landing after Ctrl-C hurries */
+    if (opened != 0) {
         bool cancelled = a->on_tello && atomic_load(cli_cancel_flag());
         if (land_or_fail(&world, land, err, sizeof err)) cancelled = false;
         mission_record_close(rec, cancelled ? STORE_CANCELLED : STORE_FAILED, err, NULL, NULL, 0);

@@ -157,7 +157,7 @@ int mission_world_land(mission_world *w, char *err, size_t errlen)
     if (!w->drone || !w->launched) return 0;
     /* Landing after a cancel must work: the driver's calls would give up.
      * It must also end soon: the driver hurries (drone.hurry). */
-    w->drone->hurry = w->drone->abort && w->drone->abort(w->drone->abort_ud);
+    w->drone->hurry = w->cancel && atomic_load(w->cancel);
     w->drone->abort = NULL;
     w->drone->ops->hover(w->drone);
     w->launched = false;

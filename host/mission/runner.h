@@ -18,6 +18,7 @@
 #include "vision/options.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* What a mission flies. Skills only ever see DRONE, the constraint guard:
@@ -30,6 +31,9 @@ typedef struct mission_world {
     /* The vision pipeline (vision/pipeline.h) the skills see through, or
      * NULL for the simulator's camera (or none on a real drone). */
     struct vision_pipeline *eyes;
+    /* The mission's cancel flag (Ctrl-C, the web UI's Stop), or NULL: once
+     * it is set, mission_world_land hurries (drone.hurry). */
+    atomic_bool *cancel;
 } mission_world;
 
 /* Loads SCENE_PATH and opens the simulator in it behind the guard, flying at

@@ -653,6 +653,7 @@ static void *mission_main(void *arg)
         size_t n = strlen(lerr);
         if (lerr[0]) snprintf(lerr + n, sizeof lerr - n, "; ");
         n = strlen(lerr);
+        fl->world.cancel = &d->cancel; /* a landing after Stop hurries */
         if (!hung && fl->world.drone && mission_world_land(&fl->world, lerr + n, sizeof lerr - n)) {
             status = STORE_FAILED;
             error = lerr;
