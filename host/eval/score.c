@@ -157,34 +157,18 @@ static void add_cost(cJSON *o, const tally *t, const evalscore_opts *opt)
     add_num(o, "cost", (t->prompt * opt->price_in + t->completion * opt->price_out) / 1e6);
 }
 
-static cJSON *task_entry(const char *name, tally *t, const evalscore_opts *opt)
+/* One task's figures, or the whole run's when NAME is NULL: the same keys
+ * either way (SPEC §2 `eval --json`), "task" first for a task. */
+static cJSON *tally_entry(const char *name, tally *t, const evalscore_opts *opt)
 {
     cJSON *e = cJSON_CreateObject();
     double runs = t->runs ? t->runs : NAN;
-    add_string(e, "task", name);
+    if (name) add_string(e, "task", name);
     cJSON_AddNumberToObject(e, "runs", t->runs);
     cJSON_AddNumberToObject(e, "success", t->success);
     add_num(e, "success_rate", t->success / runs);
     add_num(e, "tries_mean", t->tries / runs);
     add_num(e, "replans_mean", t->replans / runs);
-    add_num(e, "first_action_ms_median", median(t->first, t->n_first));
-    add_num(e, "total_ms_median", median(t->total, t->runs));
-    cJSON_AddNumberToObject(e, "prompt_tokens", t->prompt);
-    cJSON_AddNumberToObject(e, "completion_tokens", t->completion);
-    cJSON_AddNumberToObject(e, "cached_tokens", t->cached);
-    cJSON_AddNumberToObject(e, "violations", t->violations);
-    add_cost(e, t, opt);
-    return e;
-}
-
-static cJSON *overall_entry(tally *t, const evalscore_opts *opt)
-{
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddNumberToObject(e, "runs", t->runs);
-    cJSON_AddNumberToObject(e, "success", t->success);
-    add_num(e, "success_rate", t->success / (t->runs ? t->runs : NAN));
-    add_num(e, "tries_mean", t->tries / (t->runs ? t->runs : NAN));
-    add_num(e, "replans_mean", t->replans / (t->runs ? t->runs : NAN));
     add_num(e, "first_action_ms_median", median(t->first, t->n_first));
     add_num(e, "total_ms_median", median(t->total, t->runs));
     cJSON_AddNumberToObject(e, "prompt_tokens", t->prompt);
@@ -215,9 +199,9 @@ cJSON *evalscore_document(const evalsuite *suite, const evalrun *runs, int n,
             tally_add(&t, &runs[i]);
             tally_add(&all, &runs[i]);
         }
-        cJSON_AddItemToArray(tasks, task_entry(suite->tasks[k].name, &t, o));
+        cJSON_AddItemToArray(tasks, tally_entry(suite->tasks[k].name, &t, o));
     }
-    cJSON_AddItemToObject(doc, "overall", overall_entry(&all, o));
+    cJSON_AddItemToObject(doc, "overall", tally_entry(NULL, &all, o));
     goto done;
 oom:
     cJSON_Delete(doc);
