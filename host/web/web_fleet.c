@@ -543,8 +543,8 @@ static cJSON *fly_task(flight *fl, mission_record *rec, const char *task, runner
 }
 
 /* The mission's last event. */
-static void emit_end(web_drone *d, int run, int64_t mission_id, store_status status,
-                     const char *error, cJSON *doc)
+static cJSON *end_event(int run, int64_t mission_id, store_status status, const char *error,
+                        cJSON *doc)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", run);
@@ -562,7 +562,7 @@ static void emit_end(web_drone *d, int run, int64_t mission_id, store_status sta
         cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, keep[i]);
         if (v) cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, 1));
     }
-    emit(d, "end", o);
+    return o;
 }
 
 /* On the watchdog's thread, the mission's thread being stuck in its VM:
@@ -579,7 +579,7 @@ static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
     d->hung = true;
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
-    emit_end(d, fl->run, fl->mission_id, STORE_HUNG, fl->hung_why, NULL);
+    emit(d, "end", end_event(fl->run, fl->mission_id, STORE_HUNG, fl->hung_why, NULL));
 }
 
 /* The mission thread: records, opens the world, flies, lands, reports. */
@@ -588,6 +588,7 @@ static void *mission_main(void *arg)
     web_drone *d = arg;
     const web_fleet_config *c = d->fleet->cfg;
     char err[1024] = "";
+    cJSON *end = NULL;
     pthread_mutex_lock(&d->lock);
     char *task = strdup(d->task);
     int run = d->run;
@@ -610,7 +611,7 @@ static void *mission_main(void *arg)
     if (!rec) {
         char msg[1100];
         snprintf(msg, sizeof msg, "cannot record the mission: %s", err);
-        emit_end(d, run, 0, STORE_FAILED, msg, NULL);
+        end = end_event(run, 0, STORE_FAILED, msg, NULL);
     } else {
         fl->d = d;
         fl->rec = rec;
@@ -666,13 +667,16 @@ static void *mission_main(void *arg)
                     (long long)id, cerr);
         if (fl->world.drone) set_pose(d, mission_world_pose(&fl->world));
         mission_world_close(&fl->world, true);
-        if (!hung) emit_end(d, run, id, status, error, doc);
+        if (!hung) end = end_event(run, id, status, error, doc);
         cJSON_Delete(doc);
     }
     free(fl);
     free(task);
+    /* Not busy by the time a client sees the end: a mission started on
+     * the "end" event is never refused as busy. */
     pthread_mutex_lock(&d->lock);
     d->busy = false;
+    if (end) emit(d, "end", end);
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
     return NULL;
