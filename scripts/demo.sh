@@ -11,13 +11,15 @@ task=${1:-$root/examples/benchmark/08-find-apple}
 scene=$(ls "$task"/*scene.json | head -1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The demo's missions go to a store of their own, not the user's.
+db=${DEMO_DB:-$root/build/demo.db}
 
 echo "Task:  $(cat "$task/task.txt")"
 echo "Scene: $(python3 -c "import json; print(json.load(open('$scene')).get('description', ''))" 2>/dev/null || echo "$scene")"
 echo "Plan:  $(cat "$task/plan.ms")"
 echo
 "$aloft" run --scene "$scene" --plan "$task/plan.ms" --time-scale "${TIME_SCALE:-3}" \
-  --pictures "$tmp" --json >"$tmp/report.json"
+  --pictures "$tmp" --db "$db" --json >"$tmp/report.json"
 echo
 python3 - "$tmp/report.json" <<'PY'
 import json, sys
@@ -30,3 +32,5 @@ print(f"Time:   {d['exec_ms'] / 1000:.1f} s flying, first action after {d['first
 PY
 echo
 python3 "$root/examples/benchmark/run_suite.py" --aloft "$aloft" "$task"
+echo
+echo "The demo's missions are recorded in $db: $aloft log --db $db"

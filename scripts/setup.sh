@@ -5,13 +5,20 @@ set -euo pipefail
 
 runtime_pkgs="liblua5.4-dev lua5.4 libcurl4-openssl-dev libcjson-dev libsqlite3-dev
 libopencv-dev libmicrohttpd-dev cmake pkg-config make gcc g++ python3"
-test_pkgs="python3 python3-onnx python3-numpy darknet clang libclang-rt-14-dev sqlite3 clang-format
+test_pkgs="python3-onnx python3-numpy darknet clang libclang-rt-14-dev sqlite3 clang-format
 chromium chromium-driver python3-selenium lcov nodejs"
 
 want="$runtime_pkgs"
 if [ "${1:-}" = "--test" ]; then want="$want $test_pkgs"; fi
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+# `make -j` runs the set-up of the build and of the tests at once; apt-get
+# would then fail on its own lock. One set-up at a time: the second waits,
+# then finds nothing missing.
+lock="${TMPDIR:-/tmp}/aloft-setup-$(id -u).lock"
+exec 9>"$lock"
+flock 9
 
 missing=""
 for p in $want; do
@@ -23,14 +30,26 @@ done
 # Debian's nodejs comes without npm; other builds of nodejs bring their own.
 if [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null; then missing="$missing npm"; fi
 
+# apt's own output goes to a log: a person sees a line of progress, and the
+# log's end when something fails.
+log="${TMPDIR:-/tmp}/aloft-setup-$(id -u).log"
+quietly() {
+  if ! "$@" >>"$log" 2>&1; then
+    echo "setup: '$*' failed; the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
+
 if [ -n "$missing" ]; then
-  echo "setup: installing$missing" >&2
+  echo "setup: installing$missing (apt's log: $log)" >&2
+  : >"$log"
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -q
+  quietly $sudo apt-get update -q
   # shellcheck disable=SC2086
-  $sudo apt-get install -y -q --no-install-recommends $missing
+  quietly $sudo apt-get install -y -q --no-install-recommends $missing
 fi
 
 # The tokenizer of make bench (js-tiktoken, pinned by tests/bench/node's
@@ -38,5 +57,9 @@ fi
 node_dir="$root/tests/bench/node"
 if [ "${1:-}" = "--test" ] && [ ! -d "$node_dir/node_modules/js-tiktoken" ]; then
   echo "setup: npm ci in tests/bench/node" >&2
-  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >>"$log" 2>&1) || {
+    echo "setup: npm ci failed; the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  }
 fi

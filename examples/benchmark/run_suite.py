@@ -26,6 +26,9 @@ With --wrong, the suite flies those instead, and a setup passes when its
 check REJECTS the wrong plan: a check that accepts a wrong answer is a
 check that judges nothing.
 
+The flights are recorded in a scratch mission store (--db, default a
+temporary file removed at the end), never in your own.
+
 Exit status 0 when every setup passes.
 """
 import re
@@ -164,17 +167,20 @@ def main():
     ap.add_argument("--seed", default="1")
     ap.add_argument("--wrong", action="store_true",
                     help="fly each task's wrong plans; pass when the check rejects them")
+    ap.add_argument("--db", help="mission store to record the flights in "
+                    "(default: a scratch store, removed at the end)")
     ap.add_argument("tasks", nargs="*")
     args = ap.parse_args()
     tasks = args.tasks or sorted(d for d in glob.glob(os.path.join(here, "[0-9]*")) if os.path.isdir(d))
     failed = total = 0
     pictures = tempfile.TemporaryDirectory(prefix="aloft-suite-")
+    db = args.db or os.path.join(pictures.name, "suite.db")
     for task_dir in tasks:
         for label, plan, scene_path, check_path in flights(task_dir, args.wrong):
             total += 1
             proc = subprocess.run([args.aloft, "run", "--scene", scene_path, "--plan", "-",
                                    "--json", "--quiet", "--seed", args.seed,
-                                   "--pictures", pictures.name], input=plan,
+                                   "--pictures", pictures.name, "--db", db], input=plan,
                                   capture_output=True, text=True, timeout=120)
             try:
                 report = json.loads(proc.stdout)

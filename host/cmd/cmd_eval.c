@@ -340,7 +340,8 @@ static int verdict(const evalrun *runs, int n)
 
 /* The suite when no TASK_DIR is given: examples/benchmark under the current
  * directory, else beside the build directory the program runs from
- * (build/aloft -> examples/benchmark). */
+ * (build/aloft -> examples/benchmark), else where `make install` put it
+ * (PREFIX/bin/aloft -> PREFIX/share/aloft/examples/benchmark). */
 static const char *default_suite(char *buf, size_t len)
 {
     struct stat st;
@@ -351,8 +352,13 @@ static const char *default_suite(char *buf, size_t len)
     exe[n] = '\0';
     char *slash = strrchr(exe, '/');
     if (slash) *slash = '\0';
-    snprintf(buf, len, "%.4000s/../examples/benchmark", exe);
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : "examples/benchmark";
+    static const char *const beside[] = {"../examples/benchmark",
+                                         "../share/aloft/examples/benchmark"};
+    for (size_t i = 0; i < sizeof beside / sizeof *beside; i++) {
+        snprintf(buf, len, "%.4000s/%s", exe, beside[i]);
+        if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return buf;
+    }
+    return "examples/benchmark";
 }
 
 static int evaluate(eval_args *a, int argc, char **argv)
