@@ -8,7 +8,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,6 +114,44 @@ static void test_unwritable_parent(void)
     pictures_close(&p);
 }
 
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* A first picture that cannot be written (past RLIMIT_FSIZE, as on a full
+ * disk) leaves no empty directory behind; a directory with a picture in it
+ * stays. */
+static void test_no_empty_directory_left(const char *parent)
+{
+    char path[1024], err[256] = "";
+    int before = entries(parent);
+    struct rlimit old;
+    getrlimit(RLIMIT_FSIZE, &old);
+    struct rlimit small = {4, old.rlim_max};
+    signal(SIGXFSZ, SIG_IGN);
+    pictures p;
+    pictures_init(&p, parent, 0, 0);
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    CHECK(pictures_save(&p, "0123456789", 10, "png", path, sizeof path, err, sizeof err) == -1,
+          "a picture past the file-size limit fails");
+    setrlimit(RLIMIT_FSIZE, &old);
+    CHECK(p.dir[0] != '\0', "the directory was made for it");
+    pictures_close(&p);
+    CHECK(entries(parent) == before, "no empty directory left: %d entries, %d before",
+          entries(parent), before);
+
+    pictures_init(&p, parent, 0, 0);
+    CHECK(pictures_save(&p, "ok", 2, "png", path, sizeof path, err, sizeof err) == 0);
+    pictures_close(&p);
+    CHECK(access(path, F_OK) == 0, "a saved picture stays after close: %s", path);
+}
+
 int main(void)
 {
     char parent[] = "/tmp/aloft-test-pictures-XXXXXX";
@@ -119,6 +160,7 @@ int main(void)
     test_planted_symlink(parent);
     test_caps(parent);
     test_unwritable_parent();
+    test_no_empty_directory_left(parent);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", parent);
     if (system(cmd) != 0) failures++;

@@ -103,4 +103,8 @@ void pictures_close(pictures *p)
 {
     if (p->dirfd >= 0) close(p->dirfd);
     p->dirfd = -1;
+    /* A directory made for a picture that could not be written (a full
+     * disk, a size limit) holds nothing: it is not left behind. rmdir
+     * removes only an empty directory, never a picture. */
+    if (p->dir[0] && p->count == 0) rmdir(p->dir);
 }

@@ -39,7 +39,8 @@ void pictures_init(pictures *p, const char *parent, int max_count, uint64_t max_
 int pictures_save(pictures *p, const void *data, size_t len, const char *ext, char *path,
                   size_t pathlen, char *err, size_t errlen);
 
-/* Closes the directory (the pictures stay). */
+/* Closes the directory (the pictures stay; a directory left empty by a
+ * failed first picture is removed). */
 void pictures_close(pictures *p);
 
 #endif
