@@ -36,6 +36,15 @@ ppm("a.ppm", 128, 128, [(16, 32, 32, 48, (200, 0, 0)), (96, 96, 112, 112, (0, 0,
 ppm("b.ppm", 128, 128, [(32, 32, 48, 48, (200, 0, 0)), (96, 96, 112, 112, (0, 0, 240))])
 ppm("wide.ppm", 320, 160, [(64, 48, 128, 112, (0, 220, 0))])  # cell (1,2) of the 160 model
 PYEOF
+# A node OpenCV 4.6 cannot build, as in YOLOv8/YOLO11 exports.
+$PY - "$work" <<'PYEOF'
+import sys
+from onnx import TensorProto, helper, save
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8])
+g = helper.make_graph([helper.make_node("NonMaxSuppression", ["x", "x"], ["y"])], "g", [x], [y])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1] + "/newer.onnx")
+PYEOF
 printf 'not a picture\n' >"$work/text.jpg"
 printf 'garbage' >"$work/corrupt.onnx"
 
@@ -50,6 +59,14 @@ expect_exit 1 "missing model" "$ALOFT" detect --detector yolo --model "$work/non
 grep -q "not found" "$work/err" || fail "missing model message: $(cat "$work/err")"
 expect_exit 1 "corrupt model" "$ALOFT" detect --detector yolo --model "$work/corrupt.onnx" "$work/a.ppm"
 grep -q "cannot load model" "$work/err" || fail "corrupt model message: $(cat "$work/err")"
+grep -q "OpenCV 4.7" "$work/err" && fail "a corrupt file is not a newer export: $(cat "$work/err")"
+# A model OpenCV cannot build: one line naming the file, what needs a newer
+# OpenCV and what works instead; none of OpenCV's internals.
+expect_exit 1 "unbuildable model" "$ALOFT" detect --detector yolo --model "$work/newer.onnx" "$work/a.ppm"
+[ "$(wc -l <"$work/err")" -eq 1 ] || fail "one line, got: $(cat "$work/err")"
+grep -q "newer.onnx: cannot load model: .*NonMaxSuppression.*need OpenCV 4.7 or newer.*YOLOv5 ONNX export at opset 12.*Darknet tiny" \
+    "$work/err" || fail "unbuildable model message: $(cat "$work/err")"
+grep -Eq "\.cpp|\.hpp|in function|OpenCV\(" "$work/err" && fail "OpenCV internals shown: $(cat "$work/err")"
 expect_exit 1 "non-image" "$ALOFT" detect --detector hog "$work/text.jpg"
 grep -q "not an image" "$work/err" || fail "non-image message: $(cat "$work/err")"
 expect_exit 1 "missing image" "$ALOFT" detect --detector hog "$work/none.png"

@@ -27,12 +27,42 @@ static void set_err(char *err, size_t errlen, const char *fmt, const char *a, co
     if (errlen) snprintf(err, errlen, fmt, a, b);
 }
 
-/* OpenCV's messages carry a source path and function; keep the reason only. */
+/* Drops every "OpenCV(4.6.0) FILE:LINE: error: (-2:Unspecified error) "
+ * from M: the source position of OpenCV's own code says nothing to a user. */
+static void drop_positions(std::string &m)
+{
+    for (size_t at; (at = m.find("OpenCV(")) != std::string::npos;) {
+        size_t err = m.find(": error: (", at);
+        size_t close = err == std::string::npos ? err : m.find(") ", err);
+        if (close == std::string::npos) break;
+        m.erase(at, close + 2 - at);
+    }
+    for (size_t at; (at = m.find(" in function '")) != std::string::npos;) {
+        size_t end = m.find('\'', at + 14);
+        if (end == std::string::npos) break;
+        m.erase(at, end + 1 - at);
+    }
+}
+
+/* OpenCV's messages carry a source path and function, and the ONNX
+ * importer's span lines that start with '>' (one of them empty): keep the
+ * reason only, on one line. */
 static std::string short_reason(const cv::Exception &e)
 {
-    std::string m = e.err.empty() ? e.what() : e.err;
-    while (!m.empty() && isspace((unsigned char)m.back()))
-        m.pop_back();
+    std::string raw = e.err.empty() ? e.what() : e.err;
+    std::string m;
+    size_t start = 0;
+    while (start <= raw.size()) {
+        size_t nl = raw.find('\n', start);
+        std::string line = raw.substr(start, nl == std::string::npos ? nl : nl - start);
+        start = nl == std::string::npos ? raw.size() + 1 : nl + 1;
+        size_t a = line.find_first_not_of("> \t\r");
+        if (a == std::string::npos) continue;
+        size_t b = line.find_last_not_of(" \t\r");
+        if (!m.empty()) m += "; ";
+        m += line.substr(a, b + 1 - a);
+    }
+    drop_positions(m);
     return m;
 }
 
@@ -267,7 +297,14 @@ extern "C" vision_net *vision_net_load(const char *model, const char *weights, c
         n->out_names = n->net.getUnconnectedOutLayersNames();
         return n;
     } catch (const cv::Exception &e) {
-        set_err(err, errlen, "%s: cannot load model: %s", model, short_reason(e).c_str());
+        /* The ONNX exports of YOLOv8 and YOLO11 have nodes that OpenCV
+         * before 4.7 cannot build: say what works instead. */
+        std::string why = short_reason(e);
+        if (!weights && why.find("Node [") != std::string::npos)
+            why += "; YOLOv8 and YOLO11 ONNX exports need OpenCV 4.7 or newer (this is " CV_VERSION
+                   "): use a YOLOv5 ONNX export at opset 12 or a Darknet tiny model (.cfg and "
+                   ".weights)";
+        set_err(err, errlen, "%s: cannot load model: %s", model, why.c_str());
         delete n;
         return NULL;
     }
