@@ -2,8 +2,10 @@
  * Vision pipeline cost per 960x720 frame (the Tello's), excluding inference:
  * letterbox, output decoding (on tensors the size of real YOLOv5/v8 exports
  * at 640), NMS, colour, tracking and the scene description; then inference
- * time of each generated test model and of HOG. Prints a table on stderr
- * and one JSON document on stdout.
+ * time of each generated test model and of HOG, and of the real models
+ * named in $ALOFT_BENCH_MODELS (paths separated by ':', e.g. a yolov5n.onnx
+ * export, or a Darknet .cfg with its .weights beside it), with frames per
+ * second. Prints a table on stderr and one JSON document on stdout.
  */
 #include "vision/color.h"
 #include "vision/detector.h"
@@ -173,6 +175,51 @@ static int time_detector(const vision_detector_config *cfg, const vision_frame *
     return 0;
 }
 
+/* S as a JSON string (a path may hold any byte but NUL). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            printf("\\u%04x", *p); /* a path's non-ASCII bytes, as Latin-1: readable, valid */
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+/* The models of $ALOFT_BENCH_MODELS: real exports are some 100 times
+ * costlier than the generated ones, so a few rounds each. */
+static void time_user_models(const vision_frame *f)
+{
+    const char *list = getenv("ALOFT_BENCH_MODELS");
+    printf(",\"user_models\":[");
+    if (!list || !*list) {
+        fprintf(stderr, "  (set ALOFT_BENCH_MODELS=model.onnx[:...] to time real models)\n");
+        printf("]");
+        return;
+    }
+    char *copy = strdup(list);
+    int n = 0;
+    for (char *save = NULL, *m = strtok_r(copy, ":", &save); m; m = strtok_r(NULL, ":", &save)) {
+        vision_detector_config cfg = {.kind = VISION_DETECTOR_YOLO, .model = m};
+        double infer, rest;
+        if (time_detector(&cfg, f, 10, &infer, &rest) != 0) {
+            fprintf(stderr, "  %-28s cannot be timed\n", m);
+            continue;
+        }
+        double fps = 1000.0 / (infer + rest);
+        fprintf(stderr, "  %-28s %8.3f  %8.3f  %6.1f frames/s\n", m, infer, rest, fps);
+        printf("%s{\"model\":", n++ ? "," : "");
+        json_string(m);
+        printf(",\"inference_ms\":%.4f,\"overhead_ms\":%.4f,\"fps\":%.3f}", infer, rest, fps);
+    }
+    free(copy);
+    printf("]");
+}
+
 int main(int argc, char **argv)
 {
     /* aloft bench passes the file the JSON goes to; else it goes to stdout. */
@@ -232,14 +279,21 @@ int main(int argc, char **argv)
         printf(",\"total_ms\":%.4f}", total);
     }
 
-    fprintf(stderr, "inference per frame (ms) and the detector's own overhead (ms)\n");
+    fprintf(stderr, "inference per frame (ms) and the detector's own overhead (ms); "
+                    "yolov3-tiny.cfg is the real network with zero weights\n");
     printf(",\"models\":[");
     static const struct {
         const char *file;
         int rounds;
-    } ms[] = {{"yolov5_640.onnx", 30}, {"yolov8_640.onnx", 30}, {"yolov5.onnx", 100},
-              {"yolov8.onnx", 100},    {"tiny.cfg", 100},       {NULL, 10}};
-    for (int i = 0; i < 6; i++) {
+    } ms[] = {{"yolov5_640.onnx", 30},
+              {"yolov8_640.onnx", 30},
+              {"yolov5.onnx", 100},
+              {"yolov8.onnx", 100},
+              {"tiny.cfg", 100},
+              {"yolov3-tiny.cfg", 10},
+              {NULL, 10}};
+    int shown = 0;
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
         char model[700];
         vision_detector_config cfg = {.kind = VISION_DETECTOR_HOG};
         if (ms[i].file) {
@@ -250,11 +304,14 @@ int main(int argc, char **argv)
         double infer, rest;
         if (time_detector(&cfg, &f, ms[i].rounds, &infer, &rest) != 0) continue;
         const char *name = ms[i].file ? ms[i].file : "hog";
-        fprintf(stderr, "  %-28s %8.3f  %8.3f\n", name, infer, rest);
-        printf("%s{\"model\":\"%s\",\"inference_ms\":%.4f,\"overhead_ms\":%.4f}", i ? "," : "",
-               name, infer, rest);
+        double fps = 1000.0 / (infer + rest);
+        fprintf(stderr, "  %-28s %8.3f  %8.3f  %7.1f frames/s\n", name, infer, rest, fps);
+        printf("%s{\"model\":\"%s\",\"inference_ms\":%.4f,\"overhead_ms\":%.4f,\"fps\":%.3f}",
+               shown++ ? "," : "", name, infer, rest, fps);
     }
-    printf("]}\n");
+    printf("]");
+    time_user_models(&f);
+    printf("}\n");
     vision_frame_clear(&f);
     fx_remove_dir(dir);
     return 0;

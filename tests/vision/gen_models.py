@@ -19,7 +19,10 @@ Writes OUTDIR/yolov5.onnx  ([1, N, 85]: cx cy w h obj classes..., obj = 0.9)
            YOLOv3-tiny: the second sees the same cells through a [route] and
            predicts a box twice the size, its class logits 1 lower)
 With --bench also yolov5_640.onnx and yolov8_640.onnx (640 input, 32-pixel
-cells), the input size of real exports, for the benchmark.
+cells), the input size of real exports, and, when Debian's darknet package is
+installed, yolov3-tiny.cfg + .weights: the real network (its cfg from
+/usr/share/darknet/cfg) with all-zero weights, which costs what the real model
+costs per frame, for the benchmark.
 """
 import os
 import struct
@@ -241,6 +244,12 @@ def main():
     if len(sys.argv) == 3:
         onnx_model("v5", 640, 32, os.path.join(out, "yolov5_640.onnx"))
         onnx_model("v8", 640, 32, os.path.join(out, "yolov8_640.onnx"))
+        real = "/usr/share/darknet/cfg/yolov3-tiny.cfg"
+        if os.path.exists(real):
+            cfg = os.path.join(out, "yolov3-tiny.cfg")
+            with open(real) as src, open(cfg, "w") as dst:
+                dst.write(src.read())
+            zero_weights(cfg, os.path.join(out, "yolov3-tiny.weights"))
 
 
 if __name__ == "__main__":
