@@ -4,7 +4,7 @@
 set -euo pipefail
 
 runtime_pkgs="liblua5.4-dev lua5.4 libcurl4-openssl-dev libcjson-dev libsqlite3-dev
-libopencv-dev libmicrohttpd-dev cmake pkg-config make gcc g++ python3"
+libopencv-dev libpng-dev libmicrohttpd-dev cmake pkg-config make gcc g++ python3"
 test_pkgs="python3-onnx python3-numpy darknet clang libclang-rt-14-dev sqlite3 clang-format
 chromium chromium-driver python3-selenium lcov nodejs"
 

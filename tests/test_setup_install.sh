@@ -87,6 +87,12 @@ out=$("$bin" run --scene "$prefix/share/aloft/examples/scenes/office.json" --db 
     --json --plan - <<<"tc(90);mf(50);l('installed')" 2>"$tmp/run.err")
 check "the installed aloft flies a plan from elsewhere ($(tail -2 "$tmp/run.err"))" \
     /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(not (d["ok"] and d["logs"] == ["installed"]))' "$out"
+check "the OpenCV module is installed" [ -f "$prefix/lib/aloft/aloft-opencv.so" ]
+if [ -r /usr/share/darknet/data/person.jpg ]; then
+    "$bin" detect --detector hog /usr/share/darknet/data/person.jpg >"$tmp/detect.out" 2>&1
+    check "the installed aloft finds its OpenCV module ($(tail -2 "$tmp/detect.out"))" \
+        grep -q "^person_1 " "$tmp/detect.out"
+fi
 check "the installed aloft lists its skills" sh -c "'$bin' skills | grep -q '^s  *high *scan'"
 # `aloft eval` with no TASK_DIR finds the installed suite: it gets as far
 # as the LLM (nothing listens on port 9), not a usage error about the suite.

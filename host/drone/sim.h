@@ -68,8 +68,8 @@ const scene *sim_scene(const drone *d);
  * -1 if there is no such object. */
 double sim_distance_to(const drone *d, const char *id);
 
-/* Draws a picture of detections as PNG bytes (host/drone/sim_picture.cpp,
- * OpenCV) into *DATA (malloc'd, *LEN bytes). Returns 0, or -1 with a
+/* Draws a picture of detections as PNG bytes (host/drone/sim_picture.c,
+ * libpng) into *DATA (malloc'd, *LEN bytes). Returns 0, or -1 with a
  * message. */
 int sim_picture_encode(int width, int height, const vision_object *objs, int n,
                        unsigned char **data, size_t *len, char *err, size_t errlen);

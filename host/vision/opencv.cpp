@@ -1,7 +1,8 @@
 /*
- * The one C++ file: OpenCV's image codecs, video capture, DNN and HOG behind
- * the C interface of vision/opencv.h. Every entry point catches OpenCV's
- * exceptions and turns them into a message, so C callers never see one.
+ * OpenCV's image codecs, video capture, DNN and HOG behind the C interface
+ * of vision/opencv.h, built into the OpenCV module (vision/cvmod.h). Every
+ * entry point catches OpenCV's exceptions and turns them into a message, so
+ * C callers never see one.
  */
 #include "vision/opencv.h"
 
@@ -110,32 +111,6 @@ static int frame_from_mat(const cv::Mat &m, vision_frame *out)
     out->stride = bgr.cols * 3;
     for (int y = 0; y < bgr.rows; y++)
         memcpy(out->bgr + (size_t)y * (size_t)out->stride, bgr.ptr(y), (size_t)out->stride);
-    return 0;
-}
-
-extern "C" void vision_frame_clear(vision_frame *f)
-{
-    free(f->bgr);
-    memset(f, 0, sizeof *f);
-}
-
-extern "C" int vision_frame_copy(vision_frame *dst, const vision_frame *src)
-{
-    size_t need = (size_t)src->w * 3 * (size_t)src->h;
-    size_t have = dst->bgr ? (size_t)dst->stride * (size_t)dst->h : 0;
-    if (!dst->bgr || have < need) {
-        free(dst->bgr);
-        dst->bgr = (unsigned char *)malloc(need ? need : 1);
-        if (!dst->bgr) return -1;
-    }
-    dst->w = src->w;
-    dst->h = src->h;
-    dst->stride = src->w * 3;
-    for (int y = 0; y < src->h; y++)
-        memcpy(dst->bgr + (size_t)y * (size_t)dst->stride,
-               src->bgr + (size_t)y * (size_t)src->stride, (size_t)dst->stride);
-    dst->t_ms = src->t_ms;
-    dst->seq = src->seq;
     return 0;
 }
 

@@ -1,5 +1,6 @@
-// Camera frames for the web UI: the simulated view (drone/sim_paint.hpp)
-// with a detector's overlay, encoded as JPEG with OpenCV.
+// Camera frames for the web UI: the simulated view (drone/sim_paint.h)
+// with a detector's overlay, encoded as JPEG with OpenCV. Part of the OpenCV
+// module (vision/cvmod.h).
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -10,9 +11,9 @@
 #include <vector>
 
 extern "C" {
+#include "drone/sim_paint.h"
 #include "web/web_frame.h"
 }
-#include "drone/sim_paint.hpp"
 
 namespace
 {
@@ -36,12 +37,19 @@ extern "C" unsigned char *web_frame_jpeg(int width, int height, const vision_obj
                                          const char *caption, size_t *len, char *err, size_t errlen)
 {
     try {
-        cv::Mat img;
-        sim_paint_view(img, width, height, objs, n);
+        if (width < 1 || height < 1 || width > 8192 || height > 8192) {
+            std::snprintf(err, errlen, "frame size %dx%d is out of range", width, height);
+            return nullptr;
+        }
+        n = std::clamp(n, 0, VISION_MAX_OBJECTS);
+        cv::Mat img(height, width, CV_8UC3);
+        sim_image view = {width, height, img.data};
+        sim_paint_view(&view, objs, n, nullptr);
         // The detections over it, as a detector's overlay.
         for (int i = 0; i < n; i++) {
             const vision_object &o = objs[i];
-            cv::Rect r = sim_paint_box(o, width, height);
+            sim_rect b = sim_paint_box(&o, width, height);
+            cv::Rect r(b.x, b.y, b.w, b.h);
             cv::rectangle(img, r, cv::Scalar(40, 230, 40), 2);
             char text[96];
             std::snprintf(text, sizeof text, "%s %.2f", o.name, double(o.conf));

@@ -1,0 +1,73 @@
+/*
+ * Pictures of the simulated view (sim_paint.h) with each box outlined and
+ * labelled, encoded as PNG with libpng's simplified API: a simulated
+ * mission's take_picture loads no OpenCV (drone/pictures.c writes the file).
+ */
+#include "drone/sim.h"
+#include "drone/sim_paint.h"
+
+#include <png.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The largest picture drawn: the scene's camera size is checked when the
+ * scene is read, this guards the multiplications below all the same. */
+#define PICTURE_MAX_SIDE 8192
+
+int sim_picture_encode(int width, int height, const vision_object *objs, int n,
+                       unsigned char **data, size_t *len, char *err, size_t errlen)
+{
+    *data = NULL;
+    *len = 0;
+    if (width < 1 || height < 1 || width > PICTURE_MAX_SIDE || height > PICTURE_MAX_SIDE) {
+        snprintf(err, errlen, "picture size %dx%d is out of range", width, height);
+        return -1;
+    }
+    if (n > VISION_MAX_OBJECTS) n = VISION_MAX_OBJECTS;
+    if (n < 0) n = 0;
+    sim_image img = {width, height, malloc((size_t)width * (size_t)height * 3)};
+    if (!img.bgr) {
+        snprintf(err, errlen, "out of memory for a picture");
+        return -1;
+    }
+    int order[VISION_MAX_OBJECTS];
+    sim_paint_view(&img, objs, n, order);
+    static const unsigned char edge[3] = {20, 20, 20}, ink[3] = {10, 10, 10};
+    for (int i = 0; i < n; i++) {
+        const vision_object *o = &objs[order[i]];
+        sim_rect r = sim_paint_box(o, width, height);
+        sim_paint_rect(&img, r, edge, 2);
+        int tw, th;
+        sim_paint_text_size(o->name, 2, &tw, &th);
+        int ty = r.y - th - 4 < 2 ? r.y + 4 : r.y - th - 4;
+        sim_paint_text(&img, r.x + 3, ty, o->name, ink, 2);
+    }
+
+    png_image png;
+    memset(&png, 0, sizeof png);
+    png.version = PNG_IMAGE_VERSION;
+    png.width = (png_uint_32)width;
+    png.height = (png_uint_32)height;
+    png.format = PNG_FORMAT_BGR;
+    png_alloc_size_t size = 0;
+    int rc = -1;
+    /* First the size, then the bytes (libpng's two-call pattern). */
+    if (png_image_write_to_memory(&png, NULL, &size, 0, img.bgr, width * 3, NULL) && size > 0) {
+        *data = malloc(size);
+        if (*data && png_image_write_to_memory(&png, *data, &size, 0, img.bgr, width * 3, NULL)) {
+            *len = size;
+            rc = 0;
+        }
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot encode the picture as PNG: %s",
+                 png.warning_or_error ? png.message : "out of memory");
+        free(*data);
+        *data = NULL;
+    }
+    png_image_free(&png);
+    free(img.bgr);
+    return rc;
+}
