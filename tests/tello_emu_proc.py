@@ -21,14 +21,17 @@ def free_udp_port():
 class Emu:
     """One tello_emu process on loopback, with its command log."""
 
-    def __init__(self, tmp, *args):
+    def __init__(self, tmp, *args, camera=False):
+        """CAMERA: the emulator streams H.264 to our video port after
+        `streamon` (tests/tools/tello_video.h; ARGS may add its faults)."""
         self.state_port = free_udp_port()
         self.video_port = free_udp_port()
         fd, self.log = tempfile.mkstemp(dir=tmp, suffix=".log")
         os.close(fd)
+        video = ["--video-port", str(self.video_port)] if camera else []
         self.proc = subprocess.Popen(
             [EMU, "--port", "0", "--state-port", str(self.state_port), "--log", self.log,
-             "--max-runtime-s", "120"] + list(args),
+             "--max-runtime-s", "120"] + video + list(args),
             stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("port "):

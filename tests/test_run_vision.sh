@@ -99,7 +99,7 @@ else
         --plan - 2>&1)
     rc=$?
     [ $rc = 1 ] || fail "tello video without a stream: exit $rc: $out"
-    echo "$out" | grep -q "udp://0.0.0.0:$video_port.*cannot open" ||
+    echo "$out" | grep -q "camera tello:$video_port: no video arrived" ||
         fail "tello video without a stream: message: $out"
     seq=$(tail -n +$((n0 + 1)) "$tmp/emu.log" | sed -n 's/^recv //p' | tr '\n' '|')
     case "$seq" in

@@ -79,6 +79,16 @@ static void load(void)
     }
 }
 
+/* FFmpeg's own decoder warnings ("[h264 @ 0x...] non-existing PPS 0
+ * referenced" while a stream starts mid-GOP) would reach the user's
+ * terminal: OpenCV reads this level when it first opens a video. Set at
+ * start-up, before any thread, since setenv is not safe beside getenv;
+ * a level the user set is kept (OPENCV_FFMPEG_LOGLEVEL=24 shows them). */
+__attribute__((constructor)) static void quiet_ffmpeg(void)
+{
+    setenv("OPENCV_FFMPEG_LOGLEVEL", "-8", 0);
+}
+
 static const vision_cv_api *cv(char *err, size_t errlen)
 {
     pthread_once(&once, load);

@@ -438,6 +438,7 @@ extern "C" int vision_video_write(const char *path, const vision_frame *frames, 
         set_err(err, errlen, "%s: no frames to write%s", path, "");
         return -1;
     }
+    quiet_opencv();
     try {
         size_t len = strlen(path);
         bool h264 = len > 5 && strcmp(path + len - 5, ".h264") == 0;

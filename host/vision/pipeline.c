@@ -188,7 +188,16 @@ static int open_source(vision_pipeline *p, const char *source, char *err, size_t
             return -1;
         }
     } else {
-        if (!(p->cap = vision_capture_open(uri, err, errlen))) return -1;
+        if (!(p->cap = vision_capture_open(uri, err, errlen))) {
+            /* Said in the user's terms: the source they named, not the
+             * URI it became. */
+            if (uri != source)
+                snprintf(err, errlen,
+                         "camera %s: no video arrived (a Tello streams after `streamon`; "
+                         "--no-video flies without a camera)",
+                         source);
+            return -1;
+        }
         char why[256] = "";
         int r = vision_capture_read(p->cap, &first, why, sizeof why);
         if (r <= 0) {

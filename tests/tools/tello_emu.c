@@ -7,7 +7,9 @@
  *             [--reply WORD=TEXT]... [--drop-cmd WORD[:N]]
  *             [--drop-reply WORD[:N]] [--sdk3] [--silent] [--log FILE]
  *             [--max-runtime-s N] [--ignore WORD]... [--state-field KEY=VALUE]...
- *             [--state-bad-every N]
+ *             [--state-bad-every N] [--video-port P [--video-clip FILE]
+ *             [--video-start-ms N] [--video-dark-ms N] [--loss-video PCT]
+ *             [--video-garbage]]
  *
  * Listens for commands on 127.0.0.1:--port (0 = any free port) and prints
  * "port N" on stdout once ready. After `command` it sends the state string
@@ -37,9 +39,13 @@
  * the emulator keeps its TRUE pose from the commands it accepted, and logs
  * it after every motion.
  *
+ * --video-port P gives it a camera: after `streamon`, H.264 to that port as
+ * a Tello sends it (tello_video.h says how, and the camera's faults).
+ *
  * The log (--log, else stderr) has one line per event, for tests to assert:
  *   recv CMD | lost-in CMD | reply TEXT | lost-out TEXT | done CMD |
- *   interrupted CMD | ignored-cmd CMD | autoland | pose X Y Z YAW
+ *   interrupted CMD | ignored-cmd CMD | autoland | pose X Y Z YAW |
+ *   video FRAMES DATAGRAMS LOST (at the end, with a camera)
  * (pose in cm, one decimal, and compass degrees from the take-off point and
  * heading, after every finished or interrupted motion).
  */
@@ -58,6 +64,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tello_video.h"
 
 #define MAX_QUEUE 64
 #define MAX_REPLIES 8
@@ -118,6 +126,7 @@ typedef struct emu {
     int q_head, q_len;
     pending_reply pending[MAX_PENDING];
     int n_pending;
+    tello_video cam;
 } emu;
 
 static volatile sig_atomic_t stop_requested;
@@ -336,7 +345,8 @@ static void execute(emu *e, const char *cmd)
     } else if (word[strlen(word) - 1] == '?') {
         query_cmd(e, word);
     } else if (strcmp(word, "streamon") == 0 || strcmp(word, "streamoff") == 0) {
-        e->video = word[6] == 'n';
+        e->video = strcmp(word, "streamon") == 0;
+        tello_video_switch(&e->cam, e->video, now_ms());
         reply(e, "ok");
     } else if (strcmp(word, "speed") == 0) {
         int v;
@@ -502,6 +512,7 @@ static void tick(emu *e, double now)
         start_motion(e, "land", to, e->speed, fmax(e->p.z, 1), false);
     }
     flush_replies(e, now);
+    tello_video_tick(&e->cam, now);
     if (e->sdk_mode && !e->silent && now >= e->next_state_ms) {
         send_state(e, now);
         e->next_state_ms = now + 100;
@@ -529,7 +540,9 @@ static int usage(void)
                     "[--seed N] [--delay-ms N] [--autoland-ms N] [--reply WORD=TEXT]... "
                     "[--drop-cmd WORD[:N]] [--drop-reply WORD[:N]] [--sdk3] [--silent] [--log "
                     "FILE] [--max-runtime-s N] [--ignore WORD]... [--state-field KEY=VALUE]... "
-                    "[--state-bad-every N]\n");
+                    "[--state-bad-every N] [--video-port P] [--video-clip FILE] "
+                    "[--video-start-ms N] [--video-dark-ms N] [--loss-video PCT] "
+                    "[--video-garbage]\n");
     return 2;
 }
 
@@ -565,6 +578,12 @@ int main(int argc, char **argv)
                                          {"ignore", required_argument, 0, 'I'},
                                          {"state-field", required_argument, 0, 'F'},
                                          {"state-bad-every", required_argument, 0, 'E'},
+                                         {"video-port", required_argument, 0, 'V'},
+                                         {"video-clip", required_argument, 0, 'C'},
+                                         {"video-start-ms", required_argument, 0, 'A'},
+                                         {"video-dark-ms", required_argument, 0, 'K'},
+                                         {"loss-video", required_argument, 0, 'L'},
+                                         {"video-garbage", no_argument, 0, 'G'},
                                          {0, 0, 0, 0}};
     e.state_port = -1;
     e.bad_every = 1;
@@ -614,6 +633,12 @@ int main(int argc, char **argv)
             break;
         }
         case 'E': e.bad_every = atoi(optarg); break;
+        case 'V': e.cam.port = atoi(optarg); break;
+        case 'C': e.cam.clip_path = optarg; break;
+        case 'A': e.cam.start_ms = atof(optarg); break;
+        case 'K': e.cam.dark_ms = atof(optarg); break;
+        case 'L': e.cam.loss = atof(optarg); break;
+        case 'G': e.cam.garbage = true; break;
         case 'l':
             e.log = fopen(optarg, "w");
             if (!e.log) {
@@ -637,6 +662,11 @@ int main(int argc, char **argv)
     e.rng_in = seed * 0x9E3779B97F4A7C15ULL + 1;
     e.rng_out = seed * 0xBF58476D1CE4E5B9ULL + 2;
     e.rng_state = seed * 0x94D049BB133111EBULL + 3;
+    char verr[300];
+    if (e.cam.port > 0 && tello_video_open(&e.cam, seed, verr, sizeof verr) != 0) {
+        fprintf(stderr, "tello_emu: camera: %s\n", verr);
+        return 1;
+    }
     e.fd = bind_udp(e.port);
     e.state_fd = bind_udp(0);
     if (e.fd < 0 || e.state_fd < 0) {
@@ -675,6 +705,9 @@ int main(int argc, char **argv)
         }
         tick(&e, now_ms());
     }
+    if (e.cam.port > 0)
+        logf_line(&e, "video %ld %ld %ld", e.cam.frames, e.cam.datagrams, e.cam.lost);
+    tello_video_close(&e.cam);
     if (e.log != stderr) fclose(e.log);
     return 0;
 }
