@@ -5,9 +5,11 @@
  */
 #include "minispec/stream_exec.h"
 
+#include <ctype.h>
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct exec_frame {
     bool active;
@@ -75,6 +77,39 @@ static sandbox_status run_chunk(ms_exec *x, const ms_event *ev, int *nres, char 
     return st;
 }
 
+/* The length of a leading "SRC:LINE: " in MSG when SRC is a chunk of the
+ * project's own Lua (lua/minispec.lua, skills/scan.lua) or the Lua a
+ * statement compiled to ("plan 3:1"); else 0. A user's skill file keeps its
+ * position: that line is theirs. */
+static size_t project_position(const char *msg)
+{
+    bool ours = strncmp(msg, "lua/", 4) == 0 || strncmp(msg, "skills/", 7) == 0 ||
+                strncmp(msg, "plan ", 5) == 0;
+    if (!ours) return 0;
+    const char *colon = strchr(msg, ':');
+    /* "plan 3:1:7: ": the chunk's own name holds a colon */
+    if (colon && msg[0] == 'p') colon = strchr(colon + 1, ':');
+    if (!colon || !isdigit((unsigned char)colon[1])) return 0;
+    const char *p = colon + 1;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (p[0] != ':' || p[1] != ' ') return 0;
+    return (size_t)(p + 2 - msg);
+}
+
+/* A runtime error in the plan's own terms: "LINE:COL: message" at the
+ * statement that failed, as the checker's diagnostics read, without the
+ * positions of Lua the plan's author never wrote. */
+static void in_plan_terms(const ms_event *ev, char *err, size_t errlen)
+{
+    char msg[1024];
+    const char *m = err;
+    for (size_t n; (n = project_position(m)) > 0;)
+        m += n;
+    snprintf(msg, sizeof msg, "%s", m);
+    snprintf(err, errlen, "%d:%d: %s", ev->line, ev->col, msg);
+}
+
 /* A chunk that returned values ended the plan: keep the first as result. */
 static void finish_with(ms_exec *x, int nres)
 {
@@ -126,6 +161,9 @@ sandbox_status ms_exec_event(ms_exec *x, const ms_event *ev, char *err, size_t e
         break;
     default: break;
     }
+    /* A limit's message is the sandbox's own; any other error of a chunk
+     * is told at its statement. */
+    if (st == SANDBOX_ERROR && ev->kind != MS_EV_ERROR) in_plan_terms(ev, err, errlen);
     if (st != SANDBOX_OK) x->finished = true;
     return st;
 }
