@@ -152,6 +152,24 @@ static void test_no_empty_directory_left(const char *parent)
     CHECK(access(path, F_OK) == 0, "a saved picture stays after close: %s", path);
 }
 
+/* A rehearsal's pictures (verification): counted against the cap at, inside
+ * and past it, and nothing made on disk. */
+static void test_skip(const char *parent)
+{
+    char path[1024], err[256] = "";
+    int before = entries(parent);
+    pictures p;
+    pictures_init(&p, parent, 2, 0);
+    CHECK(pictures_skip(&p, "png", path, sizeof path, err, sizeof err) == 0);
+    CHECK(strstr(path, "picture-001.png") && strstr(path, "not written"), "%s", path);
+    CHECK(pictures_skip(&p, "png", path, sizeof path, err, sizeof err) == 0, "the 2nd of 2");
+    CHECK(pictures_skip(&p, "png", path, sizeof path, err, sizeof err) == 1, "the 3rd of 2");
+    CHECK(strstr(err, "2 pictures") != NULL, "%s", err);
+    CHECK(p.count == 2 && p.dir[0] == '\0', "counted, no directory");
+    pictures_close(&p);
+    CHECK(entries(parent) == before, "nothing on disk");
+}
+
 int main(void)
 {
     char parent[] = "/tmp/aloft-test-pictures-XXXXXX";
@@ -161,6 +179,7 @@ int main(void)
     test_caps(parent);
     test_unwritable_parent();
     test_no_empty_directory_left(parent);
+    test_skip(parent);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", parent);
     if (system(cmd) != 0) failures++;

@@ -65,13 +65,26 @@ static int write_all(int fd, const unsigned char *s, size_t len)
     return 0;
 }
 
+static int count_cap(const pictures *p, char *err, size_t errlen)
+{
+    if (p->count < p->max_count) return 0;
+    errmsg_set(err, errlen, "the mission's %d pictures are taken (the cap)", p->max_count);
+    return 1;
+}
+
+int pictures_skip(pictures *p, const char *ext, char *path, size_t pathlen, char *err,
+                  size_t errlen)
+{
+    if (count_cap(p, err, errlen)) return 1;
+    p->count++;
+    snprintf(path, pathlen, "(not written: a rehearsal)/picture-%03d.%s", p->count, ext);
+    return 0;
+}
+
 int pictures_save(pictures *p, const void *data, size_t len, const char *ext, char *path,
                   size_t pathlen, char *err, size_t errlen)
 {
-    if (p->count >= p->max_count) {
-        errmsg_set(err, errlen, "the mission's %d pictures are taken (the cap)", p->max_count);
-        return 1;
-    }
+    if (count_cap(p, err, errlen)) return 1;
     if (len > p->max_bytes - p->bytes) {
         errmsg_set(err, errlen,
                    "the picture (%zu bytes) would pass the mission's cap of %llu bytes", len,

@@ -39,6 +39,13 @@ void pictures_init(pictures *p, const char *parent, int max_count, uint64_t max_
 int pictures_save(pictures *p, const void *data, size_t len, const char *ext, char *path,
                   size_t pathlen, char *err, size_t errlen);
 
+/* For a world that only rehearses a plan (verification): takes the
+ * mission's next picture without drawing or writing it. The count cap
+ * holds as in pictures_save (1 past it, ERR says so); the bytes cap cannot
+ * (nothing is encoded). PATH gets a name that says nothing was written. */
+int pictures_skip(pictures *p, const char *ext, char *path, size_t pathlen, char *err,
+                  size_t errlen);
+
 /* Closes the directory (the pictures stay; a directory left empty by a
  * failed first picture is removed). */
 void pictures_close(pictures *p);

@@ -29,6 +29,9 @@ typedef struct sim_options {
     const char *picture_dir;
     int max_pictures;
     uint64_t max_picture_bytes;
+    /* Verification's worlds: take_picture counts the picture against the
+     * cap and returns a path, but draws and writes nothing (pictures_skip). */
+    bool discard_pictures;
     /* Called on the flying thread while a motion runs in real time (about
      * every 10 ms) and when it ends, with the pose so far: for live views.
      * NULL = none. */

@@ -128,6 +128,8 @@ int sim_observe(drone *d, vision_object *out, int max)
 int sim_take_picture(drone *d, char *path, size_t pathlen, char *err, size_t errlen)
 {
     sim *s = d->impl;
+    if (s->opts.discard_pictures)
+        return pictures_skip(&s->pictures, "png", path, pathlen, err, errlen);
     vision_object objs[VISION_MAX_OBJECTS];
     int n = sim_observe(d, objs, VISION_MAX_OBJECTS);
     unsigned char *png;

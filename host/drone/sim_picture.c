@@ -51,6 +51,8 @@ int sim_picture_encode(int width, int height, const vision_object *objs, int n,
     png.width = (png_uint_32)width;
     png.height = (png_uint_32)height;
     png.format = PNG_FORMAT_BGR;
+    /* speed over size: a picture is written once and seldom kept long */
+    png.flags = PNG_IMAGE_FLAG_FAST;
     png_alloc_size_t size = 0;
     int rc = -1;
     /* First the size, then the bytes (libpng's two-call pattern). */

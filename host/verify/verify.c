@@ -14,7 +14,6 @@
 #include "mission/runner.h"
 #include "verify/world.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -333,7 +332,8 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     uint64_t sim_seed;
     verify_world_sample(o->scene, o->seed, i, sc, &sim_seed, &r.probe_rng, changes);
     r.sc = sc;
-    sim_options so = {.time_scale = 0, .seed = sim_seed, .picture_dir = o->picture_dir};
+    /* A world rehearses the plan: its pictures are counted, never drawn. */
+    sim_options so = {.time_scale = 0, .seed = sim_seed, .discard_pictures = true};
     if (mission_world_sim_scene(&r.w, sc, &so, err, errlen)) {
         free(sc);
         cJSON_Delete(changes);
@@ -388,40 +388,11 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     return e;
 }
 
-/* Removes what DIR holds: take_picture's pictures, in a directory per
- * world (drone/pictures.h), DEPTH levels down. */
-static void empty_dir(const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[1024];
-        if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (e->d_type == DT_DIR && depth > 0) empty_dir(path, depth - 1);
-        remove(path);
-    }
-    if (d) closedir(d);
-}
-
 cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
 {
     if (o->worlds < 1 || o->worlds > VERIFY_MAX_WORLDS) {
         snprintf(err, errlen, "the number of worlds must be between 1 and %d", VERIFY_MAX_WORLDS);
         return NULL;
-    }
-    /* The worlds' pictures go to a directory of their own, emptied after
-     * each world and removed at the end. */
-    const char *tmp = getenv("TMPDIR");
-    char path[512];
-    snprintf(path, sizeof path, "%s/aloft-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    verify_opts oo = *o;
-    if (!oo.picture_dir) {
-        if (!mkdtemp(path)) {
-            snprintf(err, errlen, "cannot make a directory for pictures: %s", strerror(errno));
-            return NULL;
-        }
-        oo.picture_dir = path;
     }
     cJSON *doc = cJSON_CreateObject();
     cJSON *worlds = cJSON_AddNumberToObject(doc, "worlds", 0);
@@ -432,7 +403,7 @@ cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
     bool cancelled = false;
     for (int i = 0; i < o->worlds && !cancelled; i++) {
         verify_kind k;
-        cJSON *e = verify_world(&oo, i, &k, err, errlen);
+        cJSON *e = verify_world(o, i, &k, err, errlen);
         if (!e) {
             cJSON_Delete(doc);
             doc = NULL;
@@ -449,12 +420,6 @@ cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
             nfailed++;
             cJSON_AddItemToArray(list, e);
         }
-        /* Pictures are not needed once a world is over. */
-        if (!o->picture_dir) empty_dir(oo.picture_dir, 1);
-    }
-    if (!o->picture_dir) {
-        empty_dir(oo.picture_dir, 1);
-        rmdir(oo.picture_dir);
     }
     if (!doc) return NULL;
     cJSON_SetNumberValue(worlds, cancelled ? flown - 1 : flown);

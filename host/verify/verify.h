@@ -73,9 +73,6 @@ typedef struct verify_opts {
      * after (Ctrl-C: cli_cancel_sandbox); may be NULL. */
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
-    /* Where take_picture writes; NULL: verify_plan makes a temporary
-     * directory and removes it, verify_world uses the simulator's default. */
-    const char *picture_dir;
 } verify_opts;
 
 /* Flies world I of O (0 <= I < O->worlds is not required: any I works) and
