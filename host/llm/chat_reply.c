@@ -95,18 +95,22 @@ static bool add_collapsed(textbuf *out, const char *s, size_t n, size_t cap)
     return true;
 }
 
-/* OUT gets T's text repaired to UTF-8, cut to CHAT_SUMMARY_MAX bytes on a
- * character boundary, "..." marking a cut. */
+/* OUT gets T's text repaired to UTF-8, then cut to CHAT_SUMMARY_MAX bytes
+ * on a character boundary, "..." marking a cut. */
 static void finish_summary(textbuf *t, bool cut, char *out, size_t n)
 {
-    size_t len = t->len;
-    while (len && t->s[len - 1] == ' ')
+    size_t len = 0;
+    char *fixed = utf8_repair(t->len ? t->s : "", t->len, NULL, &len);
+    if (!fixed) len = 0;
+    while (len && fixed[len - 1] == ' ')
         len--;
-    if (len > CHAT_SUMMARY_MAX) len = CHAT_SUMMARY_MAX, cut = true;
-    while (cut && len && ((unsigned char)t->s[len] & 0xC0) == 0x80)
-        len--; /* not inside a character */
-    char *fixed = utf8_repair(len ? t->s : "", len, NULL, NULL);
-    snprintf(out, n, "%s%s", fixed ? fixed : "", cut && len ? "..." : "");
+    if (len > CHAT_SUMMARY_MAX) {
+        len = CHAT_SUMMARY_MAX;
+        cut = true;
+        while (len && ((unsigned char)fixed[len] & 0xC0) == 0x80)
+            len--; /* not inside a character */
+    }
+    snprintf(out, n, "%.*s%s", (int)len, fixed ? fixed : "", cut && len ? "..." : "");
     free(fixed);
 }
 
@@ -132,7 +136,16 @@ static bool html_text(const char *s, size_t n, textbuf *out)
     }
     bool in_tag = false;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '<') in_tag = true;
+        if (s[i] == '<') {
+            in_tag = true;
+            add_collapsed(out, " ", 1, CHAT_SUMMARY_MAX); /* a tag parts words */
+            /* A style sheet or a script is not words for a reader. */
+            const char *close = strncasecmp(s + i, "<style", 6) == 0    ? "</style"
+                                : strncasecmp(s + i, "<script", 7) == 0 ? "</script"
+                                                                        : NULL;
+            const char *end = close ? find_ci(s + i, n - i, close) : NULL;
+            if (close) i = end ? (size_t)(end - s) : n - 1;
+        }
         if (!in_tag && !add_collapsed(out, s + i, 1, CHAT_SUMMARY_MAX)) return false;
         if (s[i] == '>') in_tag = false;
     }
@@ -192,6 +205,10 @@ static bool is_error(const char *type, const cJSON *root)
 static void set_error(chat_reply *r, const cJSON *root)
 {
     r->error = true;
+    const cJSON *e = item(root, "error");
+    const cJSON *code = item(cJSON_IsObject(e) ? e : root, "code");
+    if (cJSON_IsNumber(code) && code->valuedouble >= 100 && code->valuedouble < 600)
+        r->error_code = (int)code->valuedouble;
     json_summary(root, r->error_msg, sizeof r->error_msg);
 }
 

@@ -30,10 +30,11 @@ typedef struct chat_reply {
     char finish[32]; /* finish_reason as sent ("" until one comes) */
     bool usage_known;
     int prompt_tokens, completion_tokens, cached_tokens;
-    textbuf refusal;                      /* the refusal text, gathered over the deltas */
-    char tool[64];                        /* the name of a tool the model called ("" when none) */
-    bool tool_call;                       /* a tool call came (named or not) */
-    bool error;                           /* the server reported an error */
+    textbuf refusal; /* the refusal text, gathered over the deltas */
+    char tool[64];   /* the name of a tool the model called ("" when none) */
+    bool tool_call;  /* a tool call came (named or not) */
+    bool error;      /* the server reported an error */
+    int error_code;  /* the code its error object gave (error.code or code); 0 if none */
     char error_msg[CHAT_SUMMARY_MAX + 8]; /* its words, summarised ("" if none) */
 } chat_reply;
 

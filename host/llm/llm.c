@@ -14,6 +14,7 @@
 #include "llm/retry_after.h"
 #include "llm/sse.h"
 #include "textbuf.h"
+#include "utf8.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -83,6 +84,22 @@ const char *llm_status_name(llm_status s)
         "rate", "server", "protocol", "truncated", "cancelled", "aborted",   "refused",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
+/* Ends S before a character that a length limit cut in two: messages quote
+ * the server, and every byte of them must stay valid UTF-8. */
+static void utf8_cut_clean(char *s)
+{
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        uint32_t cp;
+        int k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (k < 0) {
+            s[i] = '\0';
+            return;
+        }
+        i += k > 0 ? (size_t)k : 1;
+    }
 }
 
 /* ---- one attempt ---------------------------------------------------------- */
@@ -202,6 +219,15 @@ static void no_text(attempt *a)
     }
 }
 
+/* An HTTP status that a second attempt would meet again: the server judged
+ * the request wrong (4xx) or cannot serve it at all (501). A timeout (408),
+ * a conflict (409) and a rate limit (429) pass on their own, and so may the
+ * server's other failures (5xx). */
+static bool never_passes(long code)
+{
+    return (code >= 400 && code < 500 && code != 408 && code != 409 && code != 429) || code == 501;
+}
+
 /* One SSE event of a chat-completions stream. */
 static int on_event(void *ud, const char *data, size_t len)
 {
@@ -216,6 +242,9 @@ static int on_event(void *ud, const char *data, size_t len)
         chat_error_summary(data, len, ex, sizeof ex);
         fail(a, LLM_E_PROTOCOL, "malformed JSON in the stream: %s", ex);
     } else if (rc > 0 && a->rep.error) {
+        /* llama.cpp says what kind of failure it was: a request it judged
+         * wrong (the prompt exceeds the context) fails the same way again. */
+        a->final = a->rep.error_code && never_passes(a->rep.error_code);
         fail(a, LLM_E_SERVER, "the server reported an error in the stream: %s",
              *a->rep.error_msg ? a->rep.error_msg : "(no message)");
     }
@@ -357,10 +386,7 @@ static void http_failure(attempt *a, long code, const char *url)
     char msg[CHAT_SUMMARY_MAX + 8];
     chat_error_summary(a->body.s, a->body.len, msg, sizeof msg);
     const char *sep = *msg ? ": " : "";
-    /* A request the server judged wrong is sent the same way again by a
-     * retry: only a timeout (408), a conflict (409), a rate limit (429) and
-     * the server's own failures (5xx) may pass on their own. */
-    a->final = code != 408 && code != 409 && code != 429 && code < 500;
+    a->final = never_passes(code);
     if (code == 401 || code == 403)
         fail(a, LLM_E_AUTH,
              "HTTP %ld from %s: the server refused the request (check OPENAI_API_KEY)%s%s", code,
@@ -512,6 +538,7 @@ static bool retryable(const attempt *a)
     if (a->final) return false;
     if (*a->rep.finish) return false; /* the server ended the reply on purpose */
     switch (a->fail) {
+    case LLM_E_HTTP: /* 408, 409: the others are final */
     case LLM_E_NETWORK:
     case LLM_E_TIMEOUT:
     case LLM_E_RATE:
@@ -643,6 +670,7 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
                          out->attempts);
             else
                 snprintf(out->error, sizeof out->error, "%s", a.err);
+            utf8_cut_clean(out->error);
             out->text = a.text.s;
             out->len = a.text.len;
             snprintf(out->finish_reason, sizeof out->finish_reason, "%s", a.rep.finish);
