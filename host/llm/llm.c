@@ -371,13 +371,12 @@ static void run_transfer(attempt *a, double deadline, CURLcode *res)
     curl_multi_cleanup(m);
 }
 
-/* The URL with a note when it is the built-in default: a user who never
- * set OPENAI_BASE_URL may not know where the request went. */
-static void url_named(const char *url, char *out, size_t n)
+void llm_url_describe(const char *url, char *out, size_t n)
 {
     const char *env = getenv("OPENAI_BASE_URL");
-    bool dflt = (!env || !*env) &&
-                strncmp(url, LLM_DEFAULT_BASE_URL "/", strlen(LLM_DEFAULT_BASE_URL "/")) == 0;
+    size_t k = strlen(LLM_DEFAULT_BASE_URL);
+    bool dflt = (!env || !*env) && strncmp(url, LLM_DEFAULT_BASE_URL, k) == 0 &&
+                (url[k] == '\0' || url[k] == '/');
     snprintf(out, n, "%s%s", url, dflt ? " (the default: OPENAI_BASE_URL is unset)" : "");
 }
 
@@ -465,7 +464,7 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     CURLcode res;
     run_transfer(a, deadline, &res);
     char where[LLM_URL_MAX + 96];
-    url_named(url, where, sizeof where);
+    llm_url_describe(url, where, sizeof where);
     curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, http_code);
     *retry_after_ms = a->retry_after_ms;
     curl_easy_cleanup(a->h);

@@ -146,6 +146,11 @@ void llm_result_free(llm_result *r);
  * (cut to fit; "" when there is none): a probe's answer. */
 void llm_result_trimmed(const llm_result *r, char *out, size_t outlen);
 
+/* URL as an error message names it, into OUT: with a note when it is the
+ * built-in default because OPENAI_BASE_URL is unset (a user who set
+ * nothing may not know where the request went). */
+void llm_url_describe(const char *url, char *out, size_t n);
+
 /* A short name for STATUS ("truncated", "auth", ...). */
 const char *llm_status_name(llm_status status);
 
