@@ -192,8 +192,34 @@ static void test_summaries_are_bounded_on_character_boundaries(void)
     CHECK(out[0] == '\0', "empty: [%s]", out);
 }
 
+/* What a stream event says, read directly. */
+static void test_events_in_plain_words_and_error_codes(void)
+{
+    chat_reply r = {0};
+    CHECK(chat_reply_event(&r, "error", "model overloaded", 16, NULL, NULL) == 1 && r.error &&
+              strcmp(r.error_msg, "model overloaded") == 0,
+          "plain error event: [%s]", r.error_msg);
+    chat_reply_free(&r);
+    r = (chat_reply){0};
+    CHECK(chat_reply_event(&r, "", "model overloaded", 16, NULL, NULL) == -1 && !r.error,
+          "plain data is not JSON");
+    chat_reply_free(&r);
+    r = (chat_reply){0};
+    const char *ev = "{\"code\":400,\"message\":\"too long\"}";
+    CHECK(chat_reply_event(&r, "error", ev, strlen(ev), NULL, NULL) == 1 && r.error_code == 400 &&
+              strcmp(r.error_msg, "too long") == 0,
+          "llama.cpp error: %d [%s]", r.error_code, r.error_msg);
+    chat_reply_free(&r);
+    r = (chat_reply){0};
+    ev = "{\"error\":{\"code\":1e300,\"message\":\"x\"}}";
+    CHECK(chat_reply_event(&r, "", ev, strlen(ev), NULL, NULL) == 1 && r.error_code == 0,
+          "a code out of range is no code: %d", r.error_code);
+    chat_reply_free(&r);
+}
+
 int main(void)
 {
+    test_events_in_plain_words_and_error_codes();
     test_the_default_url_is_named_as_such();
     test_summaries_are_bounded_on_character_boundaries();
     test_a_host_name_that_does_not_resolve_fails_at_once();

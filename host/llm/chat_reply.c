@@ -218,7 +218,11 @@ int chat_reply_event(chat_reply *r, const char *type, const char *data, size_t l
     cJSON *root = cJSON_ParseWithLength(data, len);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return -1;
+        if (!type || strcmp(type, "error") != 0) return -1;
+        /* an error event in plain words */
+        r->error = true;
+        chat_error_summary(data, len, r->error_msg, sizeof r->error_msg);
+        return 1;
     }
     int rc = 0;
     if (is_error(type ? type : "", root)) {
