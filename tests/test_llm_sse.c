@@ -69,6 +69,8 @@ int main(void)
     /* a type without data is dropped with its event: it does not stick */
     expect("event: ping\n\ndata: z\n\n", "z", 1);
     expect("errors: no\n\nevents: no\n\n", "", 0);
+    /* Ollama's bare JSON error line, at the end of the stream */
+    expect("data: a\n\n{\"error\":{}}\n", "a|{\"error\":{}}", 2);
 
     /* a callback's stop value comes back from sse_feed */
     sse_reader r;

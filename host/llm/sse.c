@@ -89,6 +89,8 @@ static int end_line(sse_reader *r, sse_event_fn fn, void *ud)
     if (n == 0) return dispatch(r, fn, ud);
     const char *v;
     size_t vn;
+    /* Ollama writes a failure inside a stream as a bare JSON line */
+    if (r->line[0] == '{') return add_data(r, r->line, n);
     const char *name = field(r->line, n, &v, &vn);
     if (!name) return 0; /* another field, or a comment */
     if (strcmp(name, "event") == 0) {

@@ -8,6 +8,9 @@
  * One field beyond the standard: llama.cpp's server has sent a failure in a
  * stream as a line `error: {...}` (a field the standard would drop). It is
  * read as the data of an event of type "error", so the failure is seen.
+ * Ollama's OpenAI layer writes one as a bare JSON line (`{"error":..}`, no
+ * field name, no blank line after it): a line starting with `{` is read as
+ * data.
  */
 #ifndef ALOFT_LLM_SSE_H
 #define ALOFT_LLM_SSE_H
