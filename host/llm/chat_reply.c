@@ -122,6 +122,13 @@ static const char *find_ci(const char *s, size_t n, const char *what)
     return NULL;
 }
 
+/* True when the N bytes at S start with WHAT, in any case. */
+static bool starts_ci(const char *s, size_t n, const char *what)
+{
+    size_t k = strlen(what);
+    return n >= k && strncasecmp(s, what, k) == 0;
+}
+
 /* The text of an HTML page: its <title>, else everything outside tags. */
 static bool html_text(const char *s, size_t n, textbuf *out)
 {
@@ -140,9 +147,9 @@ static bool html_text(const char *s, size_t n, textbuf *out)
             in_tag = true;
             add_collapsed(out, " ", 1, CHAT_SUMMARY_MAX); /* a tag parts words */
             /* A style sheet or a script is not words for a reader. */
-            const char *close = strncasecmp(s + i, "<style", 6) == 0    ? "</style"
-                                : strncasecmp(s + i, "<script", 7) == 0 ? "</script"
-                                                                        : NULL;
+            const char *close = starts_ci(s + i, n - i, "<style")    ? "</style"
+                                : starts_ci(s + i, n - i, "<script") ? "</script"
+                                                                     : NULL;
             const char *end = close ? find_ci(s + i, n - i, close) : NULL;
             if (close) i = end ? (size_t)(end - s) : n - 1;
         }
@@ -178,12 +185,9 @@ void chat_error_summary(const char *body, size_t len, char *out, size_t n)
     if (n) *out = '\0';
     if (!body || !len) return;
     cJSON *root = cJSON_ParseWithLength(body, len);
-    if (cJSON_IsObject(root)) {
-        json_summary(root, out, n);
-        cJSON_Delete(root);
-        if (*out) return;
-    }
+    if (cJSON_IsObject(root)) json_summary(root, out, n);
     cJSON_Delete(root);
+    if (*out) return; /* else the body's own text */
     textbuf t = {0};
     bool whole = find_ci(body, len < 512 ? len : 512, "<html") ||
                          find_ci(body, len < 512 ? len : 512, "<!doctype")
