@@ -44,6 +44,17 @@ exhausted". A RESPONSE is an object:
                  "times" of them), before the ordered ones: a reply per task
   cached_tokens  report usage.prompt_tokens_details.cached_tokens (this many,
                  at most the prompt's tokens), as servers with prompt caching do
+  replay         a recorded reply (tests/llm/*.json, or a path) played back
+                 byte-exact whatever the request asked: its status, headers
+                 and body, each of its "chunks" one HTTP chunk (one write) or,
+                 with "split": "bytes", every byte its own HTTP chunk
+
+A recording (tests/llm/*.json) is {"source": where the bytes come from,
+"status": N, "headers": [[name, value], ...], "chunks": [text, ...],
+"expect": what the client must make of it (read by the tests)}. A chunk is
+text encoded as UTF-8, or with "encoding": "latin-1" each character one
+byte (for bodies with invalid UTF-8). "length": true sends the body with
+Content-Length instead of chunked.
 
 Every request is appended to the log as one JSON line:
   {"n": index, "t": unix time, "path": ..., "auth": Authorization header or
@@ -146,6 +157,9 @@ class Handler(BaseHTTPRequestHandler):
         if resp is None:
             self.send_json(500, {"error": {"message": "fake_llm: script exhausted"}})
             return
+        if "replay" in resp:
+            self.replay(resp)
+            return
         fault = resp.get("fault")
         fault = str(fault) if fault is not None else None
         if fault and fault.isdigit():
@@ -164,6 +178,36 @@ class Handler(BaseHTTPRequestHandler):
             self.stream(resp, fault, body, prompt_tokens)
         else:
             self.whole(resp, fault, prompt_tokens)
+
+    def replay(self, resp):
+        path = resp["replay"]
+        if not os.path.isabs(path):
+            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "llm", path)
+        with open(path) as f:
+            rec = json.load(f)
+        body = [c.encode(rec.get("encoding", "utf-8")) for c in rec["chunks"]]
+        if resp.get("split") == "bytes":
+            body = [bytes([b]) for c in body for b in c]
+        self.send_response(int(rec.get("status", 200)))
+        for k, v in rec.get("headers", []):
+            self.send_header(k, v)
+        whole = b"".join(body)
+        if rec.get("length"):
+            self.send_header("Content-Length", str(len(whole)))
+        else:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            if rec.get("length"):
+                self.wfile.write(whole)
+                return
+            for c in body:
+                if c:
+                    self.chunk(c)
+            self.chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the client hung up (it may stop reading once it has failed)
 
     def whole(self, resp, fault, prompt_tokens):
         content = resp.get("content", "")

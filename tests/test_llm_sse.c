@@ -15,6 +15,7 @@ typedef struct events {
     char all[1024]; /* events joined with '|' */
     int n;
     int stop_at; /* return 7 from this event (1-based); 0 = never */
+    const sse_reader *r;
 } events;
 
 static int on_event(void *ud, const char *data, size_t len)
@@ -22,7 +23,9 @@ static int on_event(void *ud, const char *data, size_t len)
     events *e = ud;
     CHECK(data[len] == '\0', "event not NUL-terminated");
     size_t used = strlen(e->all);
-    snprintf(e->all + used, sizeof e->all - used, "%s%s", e->n ? "|" : "", data);
+    /* an event with a type shows as TYPE=DATA */
+    snprintf(e->all + used, sizeof e->all - used, "%s%s%s%s", e->n ? "|" : "", e->r->event,
+             *e->r->event ? "=" : "", data);
     e->n++;
     return e->stop_at && e->n == e->stop_at ? 7 : 0;
 }
@@ -32,7 +35,7 @@ static void expect(const char *stream, const char *want, int want_n)
     size_t n = strlen(stream);
     for (size_t chunk = 1; chunk <= n; chunk = chunk < 4 ? chunk + 1 : chunk * 2) {
         sse_reader r;
-        events e = {0};
+        events e = {.r = &r};
         sse_init(&r);
         int rc = 0;
         for (size_t i = 0; i < n && !rc; i += chunk)
@@ -53,15 +56,25 @@ int main(void)
     expect("data: x\r\rdata: y\r\r", "x|y", 2);
     expect("data:nospace\n\n", "nospace", 1);
     expect("data: line1\ndata: line2\n\n", "line1\nline2", 1);
-    expect(": keep-alive comment\n\nevent: message\nid: 4\ndata: z\nretry: 10\n\n", "z", 1);
+    expect(": keep-alive comment\n\nevent: message\nid: 4\ndata: z\nretry: 10\n\n", "message=z", 1);
     expect("data: last without blank line", "last without blank line", 1);
     expect("\n\n\n", "", 0);
     expect("database: no\n\n", "", 0);
     expect("data: \n\n", "", 1);
+    /* OpenRouter's keep-alive comments come before the first event */
+    expect(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\ndata: {}\n\n", "{}", 1);
+    /* llama.cpp's `error:` line is an event of type "error" */
+    expect("error: {\"code\":500}\n\n", "error={\"code\":500}", 1);
+    expect("event: error\ndata: x\n\ndata: y\n\n", "error=x|y", 2);
+    /* a type without data is dropped with its event: it does not stick */
+    expect("event: ping\n\ndata: z\n\n", "z", 1);
+    expect("errors: no\n\nevents: no\n\n", "", 0);
+    /* Ollama's bare JSON error line, at the end of the stream */
+    expect("data: a\n\n{\"error\":{}}\n", "a|{\"error\":{}}", 2);
 
     /* a callback's stop value comes back from sse_feed */
     sse_reader r;
-    events e = {.stop_at = 1};
+    events e = {.stop_at = 1, .r = &r};
     sse_init(&r);
     const char *s = "data: a\n\ndata: b\n\n";
     CHECK(sse_feed(&r, s, strlen(s), on_event, &e) == 7 && e.n == 1, "stop not honoured");
@@ -70,7 +83,7 @@ int main(void)
     /* an oversized event is refused, not buffered without bound */
     sse_init(&r);
     r.max_event = 16;
-    e = (events){0};
+    e = (events){.r = &r};
     s = "data: 0123456789abcdefghij\n\n";
     CHECK(sse_feed(&r, s, strlen(s), on_event, &e) == -1 && e.n == 0, "oversized event accepted");
     sse_free(&r);

@@ -9,10 +9,12 @@
  * (streams) or collects the JSON body (non-streaming replies and errors).
  */
 #include "jsonout.h"
+#include "llm/chat_reply.h"
 #include "llm/llm.h"
 #include "llm/retry_after.h"
 #include "llm/sse.h"
 #include "textbuf.h"
+#include "utf8.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -52,7 +54,7 @@ static void copy_env(char *dst, size_t n, const char *var, const char *fallback)
 void llm_config_defaults(llm_config *c)
 {
     memset(c, 0, sizeof *c);
-    copy_env(c->base_url, sizeof c->base_url, "OPENAI_BASE_URL", "https://api.openai.com/v1");
+    copy_env(c->base_url, sizeof c->base_url, "OPENAI_BASE_URL", LLM_DEFAULT_BASE_URL);
     copy_env(c->api_key, sizeof c->api_key, "OPENAI_API_KEY", "");
     copy_env(c->model, sizeof c->model, "ALOFT_MODEL", "");
     c->connect_timeout_ms = 10000;
@@ -66,15 +68,38 @@ void llm_config_defaults(llm_config *c)
     c->stream_usage = true;
     c->temperature = 0;
     c->max_tokens = 0;
+    c->progress = llm_progress_stderr;
+}
+
+void llm_progress_stderr(void *ud, const char *line)
+{
+    (void)ud;
+    fprintf(stderr, "aloft: %s\n", line);
 }
 
 const char *llm_status_name(llm_status s)
 {
     static const char *const names[] = {
         "ok",   "config", "network",  "timeout",   "auth",      "not_found", "http",
-        "rate", "server", "protocol", "truncated", "cancelled", "aborted",
+        "rate", "server", "protocol", "truncated", "cancelled", "aborted",   "refused",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
+/* Ends S before a character that a length limit cut in two: messages quote
+ * the server, and every byte of them must stay valid UTF-8. */
+static void utf8_cut_clean(char *s)
+{
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        uint32_t cp;
+        int k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (k < 0) {
+            s[i] = '\0';
+            return;
+        }
+        i += k > 0 ? (size_t)k : 1;
+    }
 }
 
 /* ---- one attempt ---------------------------------------------------------- */
@@ -99,10 +124,10 @@ typedef struct attempt {
     bool delivered;   /* content went to the callback */
     bool done_marker; /* saw data: [DONE] */
     bool cancelled, aborted;
+    bool final;        /* a failure no retry can mend (an unknown host name, a 4xx) */
+    double *in_caller; /* ms spent inside the delta callback (shared by attempts) */
     enum timeout_kind timeout;
-    char finish[32];
-    bool usage_known;
-    int prompt_tokens, completion_tokens, cached_tokens;
+    chat_reply rep;
     size_t rx;           /* response body bytes received, against BODY_MAX */
     long retry_after_ms; /* from a Retry-After header; -1 if none or unreadable */
 
@@ -124,9 +149,15 @@ static void fail(attempt *a, llm_status s, const char *fmt, ...)
  * non-zero to stop the transfer. */
 static int hand_over(attempt *a, const char *s, size_t n)
 {
-    if (*a->ttft < 0) *a->ttft = now_ms() - a->t_call;
+    double t = now_ms();
+    if (*a->ttft < 0) *a->ttft = t - a->t_call;
     a->delivered = true;
-    if (a->req->on_delta && a->req->on_delta(a->req->ud, s, n) != 0) {
+    if (!a->req->on_delta) return 0;
+    /* The caller may act on the text right here (run a statement, fly):
+     * that time is the caller's, not the server's, and is kept apart. */
+    int stop = a->req->on_delta(a->req->ud, s, n);
+    *a->in_caller += now_ms() - t;
+    if (stop != 0) {
         a->aborted = true;
         return 1;
     }
@@ -134,8 +165,9 @@ static int hand_over(attempt *a, const char *s, size_t n)
 }
 
 /* Hands content to the caller. Returns non-zero to stop the transfer. */
-static int deliver(attempt *a, const char *s, size_t n)
+static int deliver(void *ud, const char *s, size_t n)
 {
+    attempt *a = ud;
     if (n == 0) return 0;
     if (textbuf_add(&a->text, s, n) < 0) {
         fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
@@ -150,56 +182,16 @@ static void deliver_kept(attempt *a)
     if (a->text.len) hand_over(a, a->text.s, a->text.len);
 }
 
-/* A token count from the server: a whole number in [0, INT_MAX], else not
- * a count at all. */
-static bool token_count(const cJSON *v, int *out)
-{
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= INT_MAX)) return false;
-    *out = (int)v->valuedouble;
-    return true;
-}
-
-static void read_usage(attempt *a, const cJSON *root)
-{
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
-    if (!cJSON_IsObject(u)) return;
-    bool p = token_count(cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens"), &a->prompt_tokens);
-    bool c = token_count(cJSON_GetObjectItemCaseSensitive(u, "completion_tokens"),
-                         &a->completion_tokens);
-    /* OpenAI, vLLM and llama.cpp's server say how much of the prompt their
-     * prefix cache served. */
-    token_count(cJSON_GetObjectItemCaseSensitive(
-                    cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details"), "cached_tokens"),
-                &a->cached_tokens);
-    a->usage_known = p || c;
-}
-
-static void read_finish(attempt *a, const cJSON *choice)
-{
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
-    if (cJSON_IsString(f)) snprintf(a->finish, sizeof a->finish, "%s", f->valuestring);
-}
-
-/* The server's own words from an error object: {"error":{"message":..}},
- * {"error":".."} (Ollama) or {"detail":..}. Writes "" if there are none. */
-static void error_text(const cJSON *root, char *out, size_t n)
-{
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-    if (cJSON_IsObject(e)) e = cJSON_GetObjectItemCaseSensitive(e, "message");
-    if (!e) e = cJSON_GetObjectItemCaseSensitive(root, "detail");
-    snprintf(out, n, "%s", cJSON_IsString(e) ? e->valuestring : "");
-}
-
 /* A finish_reason saying the server stopped the reply before its end: the
  * text that came is a prefix, whatever it looks like. Fails A if so. */
 static bool cut_by_server(attempt *a)
 {
-    if (strcmp(a->finish, "length") == 0)
+    if (strcmp(a->rep.finish, "length") == 0)
         fail(a, LLM_E_TRUNCATED,
              "the server cut the reply short after %zu bytes (finish_reason \"length\": "
              "the token limit was reached)",
              a->text.len);
-    else if (strcmp(a->finish, "content_filter") == 0)
+    else if (strcmp(a->rep.finish, "content_filter") == 0)
         fail(a, LLM_E_TRUNCATED,
              "the server's content filter cut the reply short after %zu bytes "
              "(finish_reason \"content_filter\")",
@@ -207,6 +199,33 @@ static bool cut_by_server(attempt *a)
     else
         return false;
     return true;
+}
+
+/* A whole reply that holds no text: a refusal or a tool call says why.
+ * Fails A with that reason. */
+static void no_text(attempt *a)
+{
+    if (a->text.len) return;
+    if (a->rep.refusal.len) {
+        char why[CHAT_SUMMARY_MAX + 8];
+        chat_error_summary(a->rep.refusal.s, a->rep.refusal.len, why, sizeof why);
+        fail(a, LLM_E_REFUSED, "the model refused to answer: %s", why);
+    } else if (a->rep.tool_call) {
+        /* aloft offers the model no tools: a call is never run. */
+        fail(a, LLM_E_PROTOCOL,
+             "the model answered with a call to a tool%s%s%s instead of text: aloft offers no "
+             "tools and needs a MiniSpec plan written as text",
+             *a->rep.tool ? " ('" : "", a->rep.tool, *a->rep.tool ? "')" : "");
+    }
+}
+
+/* An HTTP status that a second attempt would meet again: the server judged
+ * the request wrong (4xx) or cannot serve it at all (501). A timeout (408),
+ * a conflict (409) and a rate limit (429) pass on their own, and so may the
+ * server's other failures (5xx). */
+static bool never_passes(long code)
+{
+    return (code >= 400 && code < 500 && code != 408 && code != 409 && code != 429) || code == 501;
 }
 
 /* One SSE event of a chat-completions stream. */
@@ -217,32 +236,19 @@ static int on_event(void *ud, const char *data, size_t len)
         a->done_marker = true;
         return 0;
     }
-    cJSON *root = cJSON_ParseWithLength(data, len);
-    if (!root) {
-        fail(a, LLM_E_PROTOCOL, "malformed JSON in the stream: %.80s", data);
-        return 1;
-    }
-    int stop = 0;
-    if (cJSON_GetObjectItemCaseSensitive(root, "error")) {
-        char msg[256];
-        error_text(root, msg, sizeof msg);
+    int rc = chat_reply_event(&a->rep, a->sse.event, data, len, deliver, a);
+    if (rc < 0) {
+        char ex[CHAT_SUMMARY_MAX + 8];
+        chat_error_summary(data, len, ex, sizeof ex);
+        fail(a, LLM_E_PROTOCOL, "malformed JSON in the stream: %s", ex);
+    } else if (rc > 0 && a->rep.error) {
+        /* llama.cpp says what kind of failure it was: a request it judged
+         * wrong (the prompt exceeds the context) fails the same way again. */
+        a->final = a->rep.error_code && never_passes(a->rep.error_code);
         fail(a, LLM_E_SERVER, "the server reported an error in the stream: %s",
-             *msg ? msg : "(no message)");
-        stop = 1;
-    } else {
-        read_usage(a, root);
-        const cJSON *choice =
-            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
-        if (choice) {
-            const cJSON *delta = cJSON_GetObjectItemCaseSensitive(choice, "delta");
-            const cJSON *content = cJSON_GetObjectItemCaseSensitive(delta, "content");
-            if (cJSON_IsString(content))
-                stop = deliver(a, content->valuestring, strlen(content->valuestring));
-            read_finish(a, choice);
-        }
+             *a->rep.error_msg ? a->rep.error_msg : "(no message)");
     }
-    cJSON_Delete(root);
-    return stop;
+    return rc ? 1 : 0;
 }
 
 static bool is_success(long code)
@@ -365,14 +371,21 @@ static void run_transfer(attempt *a, double deadline, CURLcode *res)
     curl_multi_cleanup(m);
 }
 
+void llm_url_describe(const char *url, char *out, size_t n)
+{
+    const char *env = getenv("OPENAI_BASE_URL");
+    size_t k = strlen(LLM_DEFAULT_BASE_URL);
+    bool dflt = (!env || !*env) && strncmp(url, LLM_DEFAULT_BASE_URL, k) == 0 &&
+                (url[k] == '\0' || url[k] == '/');
+    snprintf(out, n, "%s%s", url, dflt ? " (the default: OPENAI_BASE_URL is unset)" : "");
+}
+
 static void http_failure(attempt *a, long code, const char *url)
 {
-    char msg[256] = "";
-    cJSON *root = cJSON_ParseWithLength(textbuf_str(&a->body), a->body.len);
-    if (root) error_text(root, msg, sizeof msg);
-    cJSON_Delete(root);
-    if (!*msg && a->body.len) snprintf(msg, sizeof msg, "%.200s", textbuf_str(&a->body));
+    char msg[CHAT_SUMMARY_MAX + 8];
+    chat_error_summary(a->body.s, a->body.len, msg, sizeof msg);
     const char *sep = *msg ? ": " : "";
+    a->final = never_passes(code);
     if (code == 401 || code == 403)
         fail(a, LLM_E_AUTH,
              "HTTP %ld from %s: the server refused the request (check OPENAI_API_KEY)%s%s", code,
@@ -391,32 +404,27 @@ static void http_failure(attempt *a, long code, const char *url)
 /* A whole (non-SSE) successful body: {"choices":[{"message":{"content":..}}]}. */
 static void parse_body(attempt *a)
 {
-    cJSON *root = cJSON_ParseWithLength(textbuf_str(&a->body), a->body.len);
-    if (!root) {
-        fail(a, LLM_E_PROTOCOL, "malformed JSON in the reply: %.80s", textbuf_str(&a->body));
-        return;
-    }
-    const cJSON *choice = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
-    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
-    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
-    if (cJSON_GetObjectItemCaseSensitive(root, "error")) {
-        char m[256];
-        error_text(root, m, sizeof m);
-        fail(a, LLM_E_SERVER, "the server reported an error: %s", *m ? m : "(no message)");
-    } else if (!cJSON_IsString(content)) {
-        fail(a, LLM_E_PROTOCOL, "the reply has no choices[0].message.content");
-    } else {
-        read_usage(a, root);
-        read_finish(a, choice);
+    bool has_content;
+    int rc =
+        chat_reply_body(&a->rep, a->body.s ? a->body.s : "", a->body.len, &a->text, &has_content);
+    char ex[CHAT_SUMMARY_MAX + 8];
+    if (rc < 0) {
+        chat_error_summary(a->body.s, a->body.len, ex, sizeof ex);
+        fail(a, LLM_E_PROTOCOL, "malformed JSON in the reply: %s", ex);
+    } else if (rc > 0) {
+        fail(a, LLM_E_SERVER, "the server reported an error: %s",
+             *a->rep.error_msg ? a->rep.error_msg : "(no message)");
+    } else if (a->text.oom) {
+        fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
+    } else if (!cut_by_server(a)) {
+        no_text(a);
+        if (!a->fail && !has_content)
+            fail(a, LLM_E_PROTOCOL, "the reply has no choices[0].message.content");
         /* A cut reply is kept for the caller to see, never handed over as a
          * reply: nobody may act on it. */
-        const char *text = content->valuestring;
-        if (textbuf_add(&a->text, text, strlen(text)) < 0)
-            fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
-        else if (!cut_by_server(a))
+        else if (!a->fail)
             deliver_kept(a);
     }
-    cJSON_Delete(root);
 }
 
 /* Runs one HTTP request and classifies its outcome into a->fail / a->err.
@@ -455,6 +463,8 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
 
     CURLcode res;
     run_transfer(a, deadline, &res);
+    char where[LLM_URL_MAX + 96];
+    llm_url_describe(url, where, sizeof where);
     curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, http_code);
     *retry_after_ms = a->retry_after_ms;
     curl_easy_cleanup(a->h);
@@ -479,23 +489,31 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     } else if (res == CURLE_OPERATION_TIMEDOUT) {
         fail(a, LLM_E_TIMEOUT, "no reply from %s: %s", url,
              *curl_err ? curl_err : curl_easy_strerror(res));
+    } else if (res == CURLE_COULDNT_RESOLVE_HOST || res == CURLE_COULDNT_RESOLVE_PROXY) {
+        /* A name that does not resolve now will not resolve in a second
+         * either: say so at once instead of retrying for seconds. */
+        a->final = true;
+        fail(a, LLM_E_NETWORK, "cannot resolve the host name of %s: %s", where,
+             *curl_err ? curl_err : curl_easy_strerror(res));
     } else if (res != CURLE_OK) {
         if (a->mode == MODE_SSE && is_success(*http_code))
             fail(a, LLM_E_TRUNCATED, "the stream broke off after %zu bytes of reply: %s",
                  a->text.len, *curl_err ? curl_err : curl_easy_strerror(res));
         else
-            fail(a, LLM_E_NETWORK, "cannot get a reply from %s: %s", url,
+            fail(a, LLM_E_NETWORK, "cannot get a reply from %s: %s", where,
                  *curl_err ? curl_err : curl_easy_strerror(res));
     } else if (!is_success(*http_code)) {
-        http_failure(a, *http_code, url);
+        http_failure(a, *http_code, where);
     } else if (a->mode == MODE_SSE) {
         /* Only a finish_reason says the reply is whole: [DONE] alone does
          * not (a proxy or a crashing server may close a stream with it). */
-        if (sse_finish(&a->sse, on_event, a) == 0 && !cut_by_server(a) && !*a->finish)
+        if (sse_finish(&a->sse, on_event, a) == 0 && !cut_by_server(a) && !*a->rep.finish)
             fail(a, LLM_E_TRUNCATED,
                  "the stream ended without a finish_reason (%s) after %zu bytes "
                  "of reply: it may be incomplete",
                  a->done_marker ? "[DONE] came without one" : "and without [DONE]", a->text.len);
+        else if (!a->fail)
+            no_text(a);
     } else {
         parse_body(a);
     }
@@ -505,11 +523,21 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     }
 }
 
+/* Everything but the text, which may go to the caller. */
+static void attempt_free(attempt *a)
+{
+    sse_free(&a->sse);
+    textbuf_free(&a->body);
+    chat_reply_free(&a->rep);
+}
+
 static bool retryable(const attempt *a)
 {
     if (a->delivered) return false; /* the caller may have acted on it */
-    if (*a->finish) return false;   /* the server ended the reply on purpose */
+    if (a->final) return false;
+    if (*a->rep.finish) return false; /* the server ended the reply on purpose */
     switch (a->fail) {
+    case LLM_E_HTTP: /* 408, 409: the others are final */
     case LLM_E_NETWORK:
     case LLM_E_TIMEOUT:
     case LLM_E_RATE:
@@ -607,7 +635,12 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
             set_error(out, LLM_E_CANCELLED, "cancelled");
             break;
         }
-        attempt a = {.cfg = cfg, .req = req, .t_call = t0, .limit = &limit, .ttft = &out->ttft_ms};
+        attempt a = {.cfg = cfg,
+                     .req = req,
+                     .t_call = t0,
+                     .limit = &limit,
+                     .ttft = &out->ttft_ms,
+                     .in_caller = &out->callback_ms};
         sse_init(&a.sse);
         long code, retry_after;
         attempt_run(&a, url, hdrs, body, &code, &retry_after);
@@ -636,19 +669,24 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
                          out->attempts);
             else
                 snprintf(out->error, sizeof out->error, "%s", a.err);
+            utf8_cut_clean(out->error);
             out->text = a.text.s;
             out->len = a.text.len;
-            snprintf(out->finish_reason, sizeof out->finish_reason, "%s", a.finish);
-            out->usage_known = a.usage_known;
-            out->prompt_tokens = a.prompt_tokens;
-            out->completion_tokens = a.completion_tokens;
-            out->cached_tokens = a.cached_tokens;
-            sse_free(&a.sse);
-            textbuf_free(&a.body);
+            snprintf(out->finish_reason, sizeof out->finish_reason, "%s", a.rep.finish);
+            out->usage_known = a.rep.usage_known;
+            out->prompt_tokens = a.rep.prompt_tokens;
+            out->completion_tokens = a.rep.completion_tokens;
+            out->cached_tokens = a.rep.cached_tokens;
+            attempt_free(&a);
             break;
         }
-        sse_free(&a.sse);
-        textbuf_free(&a.body);
+        if (cfg->progress) {
+            char line[LLM_ERR_MAX + 64];
+            snprintf(line, sizeof line, "LLM attempt %d of %d failed, retrying in %.1f s: %.400s",
+                     i + 1, cfg->max_retries + 1, wait / 1000.0, a.err);
+            cfg->progress(cfg->progress_ud, line);
+        }
+        attempt_free(&a);
         textbuf_free(&a.text);
         if (!wait_ms(req, wait)) {
             set_error(out, LLM_E_CANCELLED, "cancelled");
@@ -660,7 +698,8 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
     cJSON_free(body);
 done:
     if (!out->text) out->text = calloc(1, 1);
-    out->latency_ms = now_ms() - t0;
+    out->wall_ms = now_ms() - t0;
+    out->latency_ms = out->wall_ms - out->callback_ms;
     return out->status == LLM_OK ? 0 : -1;
 }
 

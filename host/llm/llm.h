@@ -9,10 +9,17 @@
  * the calling thread and invokes the delta callback from inside it, as the
  * bytes arrive.
  *
- * Retries (network errors, timeouts, 429, 5xx) happen only while nothing has
+ * Retries (network errors, timeouts, 408, 409, 429, 5xx) happen only while nothing has
  * been delivered to the callback: once the caller has acted on part of a
  * reply, a failure is reported (e.g. LLM_E_TRUNCATED), never papered over by
- * a silent second attempt whose text could differ.
+ * a silent second attempt whose text could differ. Never retried: other
+ * 4xx (the same request would fail the same way) and a host name that does
+ * not resolve. Each retry is announced through llm_config.progress.
+ *
+ * Timing: the delta callback may take long (the mission runs statements in
+ * it, so the drone flies while the reply streams in). That time is the
+ * caller's: latency_ms is the time spent waiting for the server, wall_ms
+ * the whole call, callback_ms the time inside the callback.
  *
  * A reply counts as complete only when the server says it finished: a
  * finish_reason of "length" (max_tokens) or "content_filter", or a stream
@@ -31,6 +38,13 @@
 #define LLM_KEY_MAX 512
 #define LLM_MODEL_MAX 128
 #define LLM_ERR_MAX 512
+#define LLM_DEFAULT_BASE_URL "https://api.openai.com/v1"
+
+/* Receives one line of progress (no newline): a retry about to happen. */
+typedef void (*llm_progress_fn)(void *ud, const char *line);
+
+/* Prints LINE to stderr as "aloft: LINE". */
+void llm_progress_stderr(void *ud, const char *line);
 
 typedef struct llm_config {
     char base_url[LLM_URL_MAX]; /* ".../v1"; "/chat/completions" is appended */
@@ -47,6 +61,8 @@ typedef struct llm_config {
     bool stream_usage;          /* send stream_options.include_usage, default true */
     double temperature;         /* < 0: not sent (server default); default 0 */
     int max_tokens;             /* <= 0: not sent; default 0 */
+    llm_progress_fn progress;   /* NULL: silent; default llm_progress_stderr */
+    void *progress_ud;
 } llm_config;
 
 /* Fills C with the defaults above, taking the base URL from $OPENAI_BASE_URL
@@ -84,11 +100,11 @@ typedef struct llm_request {
 typedef enum llm_status {
     LLM_OK = 0,
     LLM_E_CONFIG,    /* bad configuration (no model, bad URL) */
-    LLM_E_NETWORK,   /* could not connect / connection failed */
+    LLM_E_NETWORK,   /* could not connect / connection failed / unknown host name */
     LLM_E_TIMEOUT,   /* connect, idle or total timeout */
     LLM_E_AUTH,      /* 401 / 403: not retried */
     LLM_E_NOT_FOUND, /* 404: wrong base URL or model; not retried */
-    LLM_E_HTTP,      /* another 4xx: not retried */
+    LLM_E_HTTP,      /* another 4xx: not retried, except 408 and 409 */
     LLM_E_RATE,      /* 429 after every retry */
     LLM_E_SERVER,    /* 5xx after every retry, or an error object in the stream */
     LLM_E_PROTOCOL,  /* malformed JSON or an unexpected reply shape */
@@ -96,6 +112,7 @@ typedef enum llm_status {
                         finish_reason, or the server cut it ("length", "content_filter") */
     LLM_E_CANCELLED, /* the cancel flag was set */
     LLM_E_ABORTED,   /* the delta callback asked to stop */
+    LLM_E_REFUSED,   /* the model refused (a `refusal` and no content): the error quotes it */
 } llm_status;
 
 typedef struct llm_result {
@@ -109,7 +126,9 @@ typedef struct llm_result {
     int completion_tokens;
     int cached_tokens;       /* prompt tokens served from the server's prompt cache
                                 (usage.prompt_tokens_details.cached_tokens); 0 if unsaid */
-    double latency_ms;       /* call start to end, retries included */
+    double latency_ms;       /* waiting for the server: wall_ms less callback_ms */
+    double wall_ms;          /* call start to end, retries and callbacks included */
+    double callback_ms;      /* time spent inside the delta callback */
     double ttft_ms;          /* call start to first content byte; -1 if none */
     int attempts;            /* HTTP requests made */
     char error[LLM_ERR_MAX]; /* a message a user understands; "" when ok */
@@ -126,6 +145,11 @@ void llm_result_free(llm_result *r);
 /* The reply's text without leading and trailing white space, into OUT
  * (cut to fit; "" when there is none): a probe's answer. */
 void llm_result_trimmed(const llm_result *r, char *out, size_t outlen);
+
+/* URL as an error message names it, into OUT: with a note when it is the
+ * built-in default because OPENAI_BASE_URL is unset (a user who set
+ * nothing may not know where the request went). */
+void llm_url_describe(const char *url, char *out, size_t n);
 
 /* A short name for STATUS ("truncated", "auth", ...). */
 const char *llm_status_name(llm_status status);

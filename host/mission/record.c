@@ -309,7 +309,8 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     char error[LLM_ERR_MAX + 64] = "";
     if (res->status != LLM_OK)
         snprintf(error, sizeof error, "%s: %s", llm_status_name(res->status), res->error);
-    double t = store_mission_elapsed_ms(r->m) - res->latency_ms;
+    /* The request went out the whole call ago, time in the callback included. */
+    double t = store_mission_elapsed_ms(r->m) - (res->wall_ms > 0 ? res->wall_ms : res->latency_ms);
     store_llm x = {
         .kind = llm_kind(kind),
         .model = r->model[0] ? r->model : NULL,
@@ -355,7 +356,7 @@ mission_observer mission_record_observer(mission_record *r, const char *model)
 /* "timeout: no reply" back into the status and the message. */
 static llm_status parse_error(const char *text, const char **msg)
 {
-    for (int st = LLM_E_CONFIG; st <= LLM_E_ABORTED; st++) {
+    for (int st = LLM_E_CONFIG; st <= LLM_E_REFUSED; st++) {
         const char *name = llm_status_name((llm_status)st);
         size_t n = strlen(name);
         if (strncmp(text, name, n) == 0 && text[n] == ':') {
@@ -393,7 +394,9 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
         /* One delta with the whole reply: the controller runs statements as
          * they complete either way, so the calls come out the same. */
         out->ttft_ms = skills_now_ms() - t0;
-        if (req->on_delta(req->ud, out->text, out->len) != 0) {
+        int stop = req->on_delta(req->ud, out->text, out->len);
+        out->callback_ms = skills_now_ms() - t0 - out->ttft_ms;
+        if (stop != 0) {
             out->status = LLM_E_ABORTED;
             snprintf(out->error, sizeof out->error, "the reply was cut short by the mission");
         }
@@ -405,7 +408,8 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
         out->status = parse_error(error, &msg);
         snprintf(out->error, sizeof out->error, "%s", msg);
     }
-    out->latency_ms = skills_now_ms() - t0;
+    out->wall_ms = skills_now_ms() - t0;
+    out->latency_ms = out->wall_ms - out->callback_ms;
     return out->status == LLM_OK ? 0 : -1;
 }
 
