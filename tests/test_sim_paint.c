@@ -60,10 +60,9 @@ static void test_view(void)
 
     /* Boxes partly or wholly outside, or with NaN and huge coordinates, are
      * clipped: nothing outside the buffer is touched (ASan would say). */
-    vision_object odd[] = {obj("a", "red", -0.2f, 0.5f, 0.5f, 0.5f),
-                           obj("b", "red", 1.2f, 1.2f, 0.5f, 0.5f),
-                           obj("c", "red", NAN, NAN, NAN, NAN),
-                           obj("d", "red", 1e30f, -1e30f, 1e30f, 1e30f)};
+    vision_object odd[] = {
+        obj("a", "red", -0.2f, 0.5f, 0.5f, 0.5f), obj("b", "red", 1.2f, 1.2f, 0.5f, 0.5f),
+        obj("c", "red", NAN, NAN, NAN, NAN), obj("d", "red", 1e30f, -1e30f, 1e30f, 1e30f)};
     sim_paint_view(&img, odd, 4, NULL);
     CHECK(same(px(&img, 0, H / 2), red), "a box leaving on the left is painted up to the edge");
     CHECK(same(px(&img, W - 1, H - 1), red), "a box leaving at the bottom right too");

@@ -23,7 +23,6 @@
 
 /* environ, from <unistd.h> under _GNU_SOURCE */
 
-
 static double now_ms(void)
 {
     struct timespec ts;
