@@ -645,6 +645,10 @@ static bool parse_return_replan(ms_parser *P)
 {
     const ms_token *t = peek(P);
     if (t->kind != MS_T_WORD) return false;
+    /* `->True` and `->False` end most plans. Skill names are lower-case, so
+     * these words name no skill, and a name that is no skill costs a walk
+     * over the whole registry (check.c): not looked up. */
+    if (word_is(P, t, "True") || word_is(P, t, "False")) return false;
     const skill *s = ms_lookup_skill(P, P->lx.src + t->off, t->len);
     if (!is_replan(s)) return false;
     ms_token name;

@@ -134,7 +134,13 @@ int main(int argc, char **argv)
     }
     bench_whole(reg, &c, 200, NULL); /* warm up */
     int rounds = getenv("MS_BENCH_ROUNDS") ? atoi(getenv("MS_BENCH_ROUNDS")) : 2000;
-    double whole = bench_whole(reg, &c, rounds, NULL);
+    /* The best of five batches: the machine's other work only ever adds
+     * time, so the fastest batch is the closest to the compiler's own. */
+    double whole = 0;
+    for (int b = 0; b < 5; b++) {
+        double t = bench_whole(reg, &c, rounds / 5, NULL) * 5;
+        if (b == 0 || t < whole) whole = t;
+    }
     double stream = getenv("MS_BENCH_NO_STREAM") ? 1 : bench_stream(reg, &c, rounds / 10);
     double plans = (double)c.n * rounds, chars = (double)c.chars * rounds;
     double w_char = whole / chars, w_plan = whole / plans;
