@@ -46,6 +46,7 @@ static void token_copy(ms_token *d, const ms_token *s)
     d->col = s->col;
     d->kind = s->kind;
     d->partial = s->partial;
+    d->plain = s->plain;
 }
 
 /* ---- diagnostics ---- */
@@ -146,11 +147,16 @@ static const ms_token *peek_slow(ms_parser *P)
         P->before_ahead.pos = P->lx.at.pos;
         P->before_ahead.line = P->lx.at.line;
         P->before_ahead.col = P->lx.at.col;
+        P->have_ahead = true;
+        /* A whole plan is final: no token cache, no partial token. */
+        if (P->recover && P->lx.final) {
+            ms_lexer_next(&P->lx, &P->ahead);
+            return &P->ahead;
+        }
         if (!cached_token(P)) {
             ms_lexer_next(&P->lx, &P->ahead);
             cache_token(P);
         }
-        P->have_ahead = true;
     }
     if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) wait_for(P, &P->ahead);
     return &P->ahead;
@@ -349,6 +355,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_STRING, &tok);
         const char *body = P->lx.src + tok.off + 1;
+        if (tok.plain) { /* the bytes as they are, also in Lua */
+            e->text = body;
+            e->len = tok.len - 2;
+            e->plain = true;
+            return e;
+        }
         if (!memchr(body, '\\', tok.len - 2)) { /* no escapes: the bytes as they are */
             e->text = body;
             e->len = tok.len - 2;
@@ -409,6 +421,7 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
             ms_expr *e = new_expr(P, MS_E_STRING, &tok);
             e->text = P->lx.src + tok.off;
             e->len = tok.len;
+            e->plain = true; /* letters, digits and '_' */
             return e;
         }
         const skill *s = ms_lookup_skill(P, P->lx.src + tok.off, tok.len);

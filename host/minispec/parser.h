@@ -235,7 +235,7 @@ struct ms_expr {
     const char *text; /* NUMBER: its digits; STRING: decoded bytes */
     size_t len;
     bool is_int;        /* NUMBER */
-    bool plain;         /* STRING: no byte needs an escape in Lua (check.c knows for numerals) */
+    bool plain;         /* STRING: no byte needs an escape in Lua (the lexer tells) */
     double value;       /* NUMBER */
     long id;            /* VAR, ARG */
     const skill *skill; /* CALL (NULL when unknown) */
