@@ -404,6 +404,25 @@ const char *ms_tok_kind_name(ms_tok_kind k)
     return names[k];
 }
 
+const char *ms_token_describe(const char *src, const ms_token *t, char *out, size_t outlen)
+{
+    if (t->kind == MS_T_EOF || t->kind == MS_T_ERROR) {
+        snprintf(out, outlen, "%s", ms_tok_kind_name(t->kind));
+        return out;
+    }
+    int n = t->len > 24 ? 24 : (int)t->len;
+    const char *kind = "";
+    if (t->kind == MS_T_INT || t->kind == MS_T_FLOAT)
+        kind = "number ";
+    else if (t->kind == MS_T_STRING)
+        kind = "string ";
+    if (t->kind == MS_T_STRING) /* strings show their own quotes */
+        snprintf(out, outlen, "string %.*s%s", n, src + t->off, t->len > 24 ? "..." : "");
+    else
+        snprintf(out, outlen, "%s'%.*s%s'", kind, n, src + t->off, t->len > 24 ? "..." : "");
+    return out;
+}
+
 size_t ms_string_decode(const char *src, const ms_token *tok, char *out)
 {
     const char *p = src + tok->off + 1, *end = src + tok->off + tok->len - 1;

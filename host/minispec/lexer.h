@@ -91,6 +91,10 @@ extern const unsigned char ms_lua_escape[256];
 /* A short printable name for diagnostics: "'{'", "number", "end of plan". */
 const char *ms_tok_kind_name(ms_tok_kind k);
 
+/* The text of token T of SRC for messages, cut short and quoted
+ * ('turnleft', string 'abc', number '4'), written into OUT, which it returns. */
+const char *ms_token_describe(const char *src, const ms_token *t, char *out, size_t outlen);
+
 /* Decodes the body of a string token (between its quotes, with backslash
  * escapes) into OUT, which must hold tok->len bytes. Returns the length. */
 size_t ms_string_decode(const char *src, const ms_token *tok, char *out);
