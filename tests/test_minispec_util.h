@@ -8,6 +8,7 @@
 #define ALOFT_TEST_MINISPEC_UTIL_H
 
 #include "minispec/minispec.h"
+#include "minispec/stream.h"
 #include "skills/registry.h"
 
 #include <dirent.h>
@@ -113,37 +114,42 @@ static inline int test_ms_plan_files(const char *src_root, char ***out)
     return n;
 }
 
-/* Compiles SRC both ways (fast path allowed, general parser only) and
- * writes what differs into WHY; true when the results are the same: ok,
- * Lua, dialect, skills used and diagnostics. */
-static inline bool test_ms_same_both_ways(const skill_registry *reg, const char *src, size_t len,
-                                          char *why, size_t whylen)
+/* Compiles SRC whole and streams it (fed whole, then finished) and writes
+ * what differs into WHY; true when they agree: the stream stops at an
+ * error exactly when the whole plan is invalid, that error is the whole
+ * plan's first diagnostic (the stream stops at the first; the whole-plan
+ * compiler goes on and reports every one), and a valid plan has the same
+ * dialect both ways. */
+static inline bool test_ms_whole_and_stream_agree(const skill_registry *reg, const char *src,
+                                                  size_t len, char *why, size_t whylen)
 {
-    ms_result a, b;
-    ms_options general = {.general = true};
-    minispec_compile(reg, src, len, NULL, &a);
-    minispec_compile(reg, src, len, &general, &b);
+    ms_result r;
+    minispec_compile(reg, src, len, NULL, &r);
+    ms_stream *s = ms_stream_new(reg, NULL);
+    ms_stream_feed(s, src, len);
+    ms_stream_finish(s);
+    ms_event ev;
+    ms_event_kind k;
+    ms_diag err = {0};
+    bool failed = false;
+    while ((k = ms_stream_next(s, &ev)) != MS_EV_DONE)
+        if (k == MS_EV_ERROR) {
+            err = *ev.diag;
+            failed = true;
+            break;
+        }
     why[0] = '\0';
-    if (a.ok != b.ok)
-        snprintf(why, whylen, "ok: %d with the fast path, %d without", a.ok, b.ok);
-    else if (a.ok && strcmp(a.lua, b.lua) != 0)
-        snprintf(why, whylen, "Lua differs:\n--- fast path\n%s--- general\n%s", a.lua, b.lua);
-    else if (strcmp(a.dialect, b.dialect) != 0)
-        snprintf(why, whylen, "dialect %s / %s", a.dialect, b.dialect);
-    else if (a.nskills != b.nskills || a.ndiags != b.ndiags)
-        snprintf(why, whylen, "%d/%d skills, %d/%d diagnostics", a.nskills, b.nskills, a.ndiags,
-                 b.ndiags);
-    for (int i = 0; !why[0] && i < a.nskills; i++)
-        if (strcmp(a.skills[i], b.skills[i]) != 0)
-            snprintf(why, whylen, "skill %d: %s / %s", i, a.skills[i], b.skills[i]);
-    for (int i = 0; !why[0] && i < a.ndiags; i++)
-        if (a.diags[i].line != b.diags[i].line || a.diags[i].col != b.diags[i].col ||
-            strcmp(a.diags[i].message, b.diags[i].message) != 0)
-            snprintf(why, whylen, "diagnostic %d: %d:%d: %s / %d:%d: %s", i, a.diags[i].line,
-                     a.diags[i].col, a.diags[i].message, b.diags[i].line, b.diags[i].col,
-                     b.diags[i].message);
-    ms_result_free(&a);
-    ms_result_free(&b);
+    if (failed == r.ok)
+        snprintf(why, whylen, "whole plan ok=%d, stream %s", r.ok, failed ? "failed" : "ran");
+    else if (failed && (r.ndiags < 1 || err.line != r.diags[0].line || err.col != r.diags[0].col ||
+                        strcmp(err.message, r.diags[0].message)))
+        snprintf(why, whylen, "stream error %d:%d: %s, whole plan's first %d:%d: %s", err.line,
+                 err.col, err.message, r.ndiags ? r.diags[0].line : 0,
+                 r.ndiags ? r.diags[0].col : 0, r.ndiags ? r.diags[0].message : "(none)");
+    else if (r.ok && strcmp(r.dialect, ms_stream_dialect(s)) != 0)
+        snprintf(why, whylen, "dialect %s whole, %s streamed", r.dialect, ms_stream_dialect(s));
+    ms_stream_free(s);
+    ms_result_free(&r);
     return why[0] == '\0';
 }
 

@@ -416,6 +416,15 @@ const skill *ms_call_skill(ms_parser *P, const char *name, size_t len, const ski
     return tp ? tp : s;
 }
 
+void ms_parser_note_skill(ms_parser *P, const skill *s)
+{
+    for (int i = 0; i < P->nunit_used; i++)
+        if (P->unit_used[i] == s) return;
+    if (P->nunit_used == P->cap_unit_used)
+        P->unit_used = ms_grow(P->unit_used, &P->cap_unit_used, sizeof *P->unit_used);
+    P->unit_used[P->nunit_used++] = s;
+}
+
 /* ---- variables and definite assignment ---- */
 
 long ms_var_id(ms_parser *P, const char *text, size_t len)

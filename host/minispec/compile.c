@@ -120,11 +120,7 @@ int minispec_compile(const skill_registry *reg, const char *src, size_t len, con
     plan.nparams = 0;
     ms_parser *P = parser_get(reg, &plan);
     ms_parser_set_input(P, src, len, true);
-    if (plan.general || !ms_fast_run(P)) {
-        ms_parser_reset(P, reg, &plan, true);
-        ms_parser_set_input(P, src, len, true);
-        ms_parser_run(P);
-    }
+    ms_parser_run(P);
     static const char head[] = "local ms, v = minispec, {}\n";
     collect(P, out, head, sizeof head - 1, "", 0);
     parser_put(P);

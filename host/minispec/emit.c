@@ -90,21 +90,13 @@ static void emit_truth_at(ms_buf *out, const ms_expr *e, int need)
         ms_emit_truth(out, e);
 }
 
-/* Bytes a Lua string literal cannot hold as they are. */
-static const unsigned char needs_escape[256] = {
-    [0] = 1,  [1] = 1,  [2] = 1,  [3] = 1,  [4] = 1,  [5] = 1,   [6] = 1,    [7] = 1,    [8] = 1,
-    [9] = 1,  [10] = 1, [11] = 1, [12] = 1, [13] = 1, [14] = 1,  [15] = 1,   [16] = 1,   [17] = 1,
-    [18] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 1,  [24] = 1,   [25] = 1,   [26] = 1,
-    [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
-};
-
 void ms_emit_string(ms_buf *out, const char *s, size_t n)
 {
     ms_buf_addc(out, '"');
     size_t start = 0; /* bytes copied as they are, in one go */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (!needs_escape[c]) continue;
+        if (!ms_lua_escape[c]) continue;
         ms_buf_add(out, s + start, i - start);
         start = i + 1;
         if (c == '"')

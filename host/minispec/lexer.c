@@ -88,6 +88,7 @@ static inline ms_tok_kind finish(ms_lexer *lx, ms_token *t, ms_tok_kind kind, si
     t->kind = kind;
     t->len = lx->at.pos - t->off;
     t->partial = partial;
+    t->plain = false;
     return kind;
 }
 
@@ -98,18 +99,28 @@ static ms_tok_kind error_token(ms_lexer *lx, ms_token *t, size_t n, const char *
     return finish(lx, t, MS_T_ERROR, n, false);
 }
 
+const unsigned char ms_lua_escape[256] = {
+    [0] = 1,  [1] = 1,  [2] = 1,  [3] = 1,  [4] = 1,  [5] = 1,   [6] = 1,    [7] = 1,    [8] = 1,
+    [9] = 1,  [10] = 1, [11] = 1, [12] = 1, [13] = 1, [14] = 1,  [15] = 1,   [16] = 1,   [17] = 1,
+    [18] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1, [23] = 1,  [24] = 1,   [25] = 1,   [26] = 1,
+    [27] = 1, [28] = 1, [29] = 1, [30] = 1, [31] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
 /* Strings are most of a plan's bytes: the loop over ordinary bytes counts
- * columns as it goes instead of walking the token twice. */
+ * columns and notes bytes Lua must escape as it goes instead of walking the
+ * token again. */
 static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
 {
     const unsigned char *s = (const unsigned char *)lx->src;
     size_t start = lx->at.pos, i = start + 1, len = lx->len;
     int q = s[start], cols = 1;
+    unsigned escape = 0;
     for (;;) {
         while (i < len) {
             unsigned char c = s[i];
             if (c == q || c == '\\' || c == '\n') break;
             cols += (c & 0xC0) != 0x80;
+            escape |= ms_lua_escape[c];
             i++;
         }
         if (i >= len || s[i] == '\n') {
@@ -120,11 +131,13 @@ static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
         if (s[i] == '\\') {
             if (unknown_at(lx, i + 1)) return finish(lx, t, MS_T_STRING, i + 1 - start, true);
             if (i + 1 >= len || s[i + 1] == '\n') { /* a lone backslash */
+                escape = 1;
                 cols++;
                 i++;
                 continue;
             }
             cols += 1 + ((s[i + 1] & 0xC0) != 0x80);
+            escape = 1;
             i += 2;
             continue;
         }
@@ -140,6 +153,7 @@ static ms_tok_kind scan_string(ms_lexer *lx, ms_token *t)
         t->kind = MS_T_STRING;
         t->len = (unsigned)(i - start);
         t->partial = false;
+        t->plain = !escape;
         lx->at.pos = i;
         lx->at.col += cols + 1;
         return MS_T_STRING;
@@ -304,6 +318,7 @@ static inline ms_tok_kind lexer_next(ms_lexer *lx, ms_token *t)
     t->line = lx->at.line;
     t->col = col;
     t->partial = false;
+    t->plain = false;
     if (pos >= len) {
         lx->at.pos = pos;
         lx->at.col = col;
@@ -387,6 +402,25 @@ const char *ms_tok_kind_name(ms_tok_kind k)
         [MS_T_STAR] = "'*'",        [MS_T_SLASH] = "'/'",       [MS_T_COLON] = "':'",
     };
     return names[k];
+}
+
+const char *ms_token_describe(const char *src, const ms_token *t, char *out, size_t outlen)
+{
+    if (t->kind == MS_T_EOF || t->kind == MS_T_ERROR) {
+        snprintf(out, outlen, "%s", ms_tok_kind_name(t->kind));
+        return out;
+    }
+    int n = t->len > 24 ? 24 : (int)t->len;
+    const char *kind = "";
+    if (t->kind == MS_T_INT || t->kind == MS_T_FLOAT)
+        kind = "number ";
+    else if (t->kind == MS_T_STRING)
+        kind = "string ";
+    if (t->kind == MS_T_STRING) /* strings show their own quotes */
+        snprintf(out, outlen, "string %.*s%s", n, src + t->off, t->len > 24 ? "..." : "");
+    else
+        snprintf(out, outlen, "%s'%.*s%s'", kind, n, src + t->off, t->len > 24 ? "..." : "");
+    return out;
 }
 
 size_t ms_string_decode(const char *src, const ms_token *tok, char *out)

@@ -53,6 +53,8 @@ typedef struct ms_token {
     int line, col;      /* 1-based position of the first byte */
     unsigned char kind; /* ms_tok_kind */
     bool partial;       /* touches the end of a buffer that may still grow */
+    bool plain;         /* STRING: no escape, and no byte that Lua's string
+                           literal needs escaped: its body goes to Lua as is */
 } ms_token;
 
 /* Where the lexer stands: saved and restored by the parser. */
@@ -82,8 +84,16 @@ void ms_lexer_skip_space(ms_lexer *lx);
  * partial token of that kind can be peeked at (not consumed). */
 bool ms_tok_kind_certain(ms_tok_kind k);
 
+/* 1 for the bytes that a Lua string literal cannot hold as they are (the
+ * emitter escapes them): a string without any goes to Lua as it is. */
+extern const unsigned char ms_lua_escape[256];
+
 /* A short printable name for diagnostics: "'{'", "number", "end of plan". */
 const char *ms_tok_kind_name(ms_tok_kind k);
+
+/* The text of token T of SRC for messages, cut short and quoted
+ * ('turnleft', string 'abc', number '4'), written into OUT, which it returns. */
+const char *ms_token_describe(const char *src, const ms_token *t, char *out, size_t outlen);
 
 /* Decodes the body of a string token (between its quotes, with backslash
  * escapes) into OUT, which must hold tok->len bytes. Returns the length. */

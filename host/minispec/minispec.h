@@ -23,7 +23,6 @@ typedef struct ms_diag {
 typedef struct ms_options {
     int max_loop; /* largest loop count; 0 = MS_MAX_LOOP_DEFAULT */
     int nparams;  /* > 0 when compiling a skill definition: $1..$nparams allowed */
-    bool general; /* skip the fast path for valid plans (tests compare both) */
 } ms_options;
 
 typedef struct ms_result {

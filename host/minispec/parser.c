@@ -46,6 +46,7 @@ static void token_copy(ms_token *d, const ms_token *s)
     d->col = s->col;
     d->kind = s->kind;
     d->partial = s->partial;
+    d->plain = s->plain;
 }
 
 /* ---- diagnostics ---- */
@@ -146,11 +147,16 @@ static const ms_token *peek_slow(ms_parser *P)
         P->before_ahead.pos = P->lx.at.pos;
         P->before_ahead.line = P->lx.at.line;
         P->before_ahead.col = P->lx.at.col;
+        P->have_ahead = true;
+        /* A whole plan is final: no token cache, no partial token. */
+        if (P->recover && P->lx.final) {
+            ms_lexer_next(&P->lx, &P->ahead);
+            return &P->ahead;
+        }
         if (!cached_token(P)) {
             ms_lexer_next(&P->lx, &P->ahead);
             cache_token(P);
         }
-        P->have_ahead = true;
     }
     if (P->ahead.partial && !ms_tok_kind_certain(P->ahead.kind)) wait_for(P, &P->ahead);
     return &P->ahead;
@@ -177,26 +183,6 @@ static inline void next_into(ms_parser *P, ms_token *out)
 static void next(ms_parser *P)
 {
     next_into(P, NULL);
-}
-
-/* The token's text for messages, cut short and quoted: 'turnleft'. */
-static const char *describe(ms_parser *P, const ms_token *t, char *out, size_t outlen)
-{
-    if (t->kind == MS_T_EOF || t->kind == MS_T_ERROR) {
-        snprintf(out, outlen, "%s", ms_tok_kind_name(t->kind));
-        return out;
-    }
-    int n = t->len > 24 ? 24 : (int)t->len;
-    const char *kind = "";
-    if (t->kind == MS_T_INT || t->kind == MS_T_FLOAT)
-        kind = "number ";
-    else if (t->kind == MS_T_STRING)
-        kind = "string ";
-    if (t->kind == MS_T_STRING) /* strings show their own quotes */
-        snprintf(out, outlen, "string %.*s%s", n, P->lx.src + t->off, t->len > 24 ? "..." : "");
-    else
-        snprintf(out, outlen, "%s'%.*s%s'", kind, n, P->lx.src + t->off, t->len > 24 ? "..." : "");
-    return out;
 }
 
 /* ---- syntax tree ---- */
@@ -293,7 +279,7 @@ static ms_expr *parse_call(ms_parser *P, const ms_token *name, const skill *s)
             char what[64];
             syntax_error(P, peek(P), "expected ',' or ')' after an argument of '%.*s', found %s",
                          (int)name->len, P->lx.src + name->off,
-                         describe(P, peek(P), what, sizeof what));
+                         ms_token_describe(P->lx.src, peek(P), what, sizeof what));
         }
         next(P);
         P->nesting--;
@@ -349,6 +335,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         next_into(P, &tok);
         ms_expr *e = new_expr(P, MS_E_STRING, &tok);
         const char *body = P->lx.src + tok.off + 1;
+        if (tok.plain) { /* the bytes as they are, also in Lua */
+            e->text = body;
+            e->len = tok.len - 2;
+            e->plain = true;
+            return e;
+        }
         if (!memchr(body, '\\', tok.len - 2)) { /* no escapes: the bytes as they are */
             e->text = body;
             e->len = tok.len - 2;
@@ -379,11 +371,12 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         if (!P->in_skill)
             ms_parser_diag_unit(P, tok.line, tok.col,
                                 "%s can only be used inside a skill definition",
-                                describe(P, &tok, what, sizeof what));
+                                ms_token_describe(P->lx.src, &tok, what, sizeof what));
         else if (e->id < 1 || e->id > P->nparams)
-            ms_parser_diag_unit(
-                P, tok.line, tok.col, "%s is out of range: this skill takes %d argument%s",
-                describe(P, &tok, what, sizeof what), P->nparams, P->nparams == 1 ? "" : "s");
+            ms_parser_diag_unit(P, tok.line, tok.col,
+                                "%s is out of range: this skill takes %d argument%s",
+                                ms_token_describe(P->lx.src, &tok, what, sizeof what), P->nparams,
+                                P->nparams == 1 ? "" : "s");
         return e;
     }
     case MS_T_LPAREN: {
@@ -394,7 +387,7 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
         const ms_token *c = peek(P);
         if (c->kind != MS_T_RPAREN)
             syntax_error(P, c, "missing ')' to close the '(' at %d:%d (found %s)", open.line,
-                         open.col, describe(P, c, what, sizeof what));
+                         open.col, ms_token_describe(P->lx.src, c, what, sizeof what));
         next(P);
         P->nesting--;
         return e;
@@ -409,6 +402,7 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
             ms_expr *e = new_expr(P, MS_E_STRING, &tok);
             e->text = P->lx.src + tok.off;
             e->len = tok.len;
+            e->plain = true; /* letters, digits and '_' */
             return e;
         }
         const skill *s = ms_lookup_skill(P, P->lx.src + tok.off, tok.len);
@@ -426,7 +420,9 @@ static ms_expr *parse_operand(ms_parser *P, bool in_args)
     case MS_T_ERROR:
         next(P); /* reports the lexer's message */
     /* fallthrough */
-    default: syntax_error(P, t, "expected a value, found %s", describe(P, t, what, sizeof what));
+    default:
+        syntax_error(P, t, "expected a value, found %s",
+                     ms_token_describe(P->lx.src, t, what, sizeof what));
     }
 }
 
@@ -545,11 +541,11 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     char what[64];
     if (num.kind == MS_T_FLOAT)
         syntax_error(P, &num, "expected a statement, found %s",
-                     describe(P, &num, what, sizeof what));
+                     ms_token_describe(P->lx.src, &num, what, sizeof what));
     const ms_token *t = peek(P);
     if (t->kind != MS_T_LBRACE)
         syntax_error(P, t, "expected '{' after the loop count %.*s, found %s", (int)num.len,
-                     P->lx.src + num.off, describe(P, t, what, sizeof what));
+                     P->lx.src + num.off, ms_token_describe(P->lx.src, t, what, sizeof what));
     ms_token brace;
     next_into(P, &brace);
     enter(P, &brace);
@@ -595,7 +591,7 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
     if (t->kind != MS_T_LBRACE) {
         char what[64];
         syntax_error(P, t, "expected '{' after the condition, found %s",
-                     describe(P, t, what, sizeof what));
+                     ms_token_describe(P->lx.src, t, what, sizeof what));
     }
     ms_token brace;
     next_into(P, &brace);
@@ -628,7 +624,7 @@ static ms_event_kind parse_assign(ms_parser *P)
     if (t->kind != MS_T_ASSIGN) {
         char what[64];
         syntax_error(P, t, "expected '=' after %.*s, found %s", (int)var.len, P->lx.src + var.off,
-                     describe(P, t, what, sizeof what));
+                     ms_token_describe(P->lx.src, t, what, sizeof what));
     }
     next(P);
     ms_expr *e = parse_expr(P, false);
@@ -645,6 +641,9 @@ static bool parse_return_replan(ms_parser *P)
 {
     const ms_token *t = peek(P);
     if (t->kind != MS_T_WORD) return false;
+    /* `->True`/`->False` end most plans; skill names are lower-case, and a
+     * name of no skill costs a walk over the whole registry (check.c). */
+    if (word_is(P, t, "True") || word_is(P, t, "False")) return false;
     const skill *s = ms_lookup_skill(P, P->lx.src + t->off, t->len);
     if (!is_replan(s)) return false;
     ms_token name;
@@ -655,7 +654,7 @@ static bool parse_return_replan(ms_parser *P)
     if (binary_power(after->kind)) {
         char what[64];
         syntax_error(P, after, "%s ends the plan and has no value; found %s after it", s->name,
-                     describe(P, after, what, sizeof what));
+                     ms_token_describe(P->lx.src, after, what, sizeof what));
     }
     ms_buf_addlit(P->out, "do return ms.replan() end");
     return true;
@@ -696,7 +695,7 @@ static ms_event_kind parse_call_statement(ms_parser *P)
                      P->lx.src + name.off);
     if (word_is(P, &name, "True") || word_is(P, &name, "False") || word_is(P, &name, "None"))
         syntax_error(P, &name, "expected a statement, found %s",
-                     describe(P, &name, what, sizeof what));
+                     ms_token_describe(P->lx.src, &name, what, sizeof what));
     const skill *s = ms_lookup_skill(P, P->lx.src + name.off, name.len);
     if (!s && (t->kind == MS_T_WORD || t->kind == MS_T_INT || t->kind == MS_T_FLOAT ||
                t->kind == MS_T_ERROR || t->kind == MS_T_STRING)) {
@@ -718,20 +717,6 @@ static ms_event_kind parse_call_statement(ms_parser *P)
         ms_emit_expr(P->out, call);
     }
     return MS_EV_STATEMENT;
-}
-
-static void remember_skill(ms_parser *P, const skill *s)
-{
-    for (int i = 0; i < P->nunit_used; i++)
-        if (P->unit_used[i] == s) return;
-    if (P->nunit_used == P->cap_unit_used)
-        P->unit_used = ms_grow(P->unit_used, &P->cap_unit_used, sizeof *P->unit_used);
-    P->unit_used[P->nunit_used++] = s;
-}
-
-void ms_parser_note_skill(ms_parser *P, const skill *s)
-{
-    remember_skill(P, s);
 }
 
 /* ---- units ---- */
@@ -762,7 +747,8 @@ static ms_event_kind parse_else(ms_parser *P, ms_event *ev)
     const ms_token *t = peek(P);
     if (t->kind != MS_T_LBRACE) {
         char what[64];
-        syntax_error(P, t, "expected '{' after ':', found %s", describe(P, t, what, sizeof what));
+        syntax_error(P, t, "expected '{' after ':', found %s",
+                     ms_token_describe(P->lx.src, t, what, sizeof what));
     }
     ms_token brace;
     next_into(P, &brace);
@@ -795,6 +781,7 @@ ms_event_kind ms_parse_unit(ms_parser *P, ms_event *ev)
         next(P); /* reports the lexer's message */
     /* fallthrough */
     default:
-        syntax_error(P, t, "expected a statement, found %s", describe(P, t, what, sizeof what));
+        syntax_error(P, t, "expected a statement, found %s",
+                     ms_token_describe(P->lx.src, t, what, sizeof what));
     }
 }

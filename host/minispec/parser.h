@@ -159,12 +159,6 @@ ms_event_kind ms_parser_step(ms_parser *P, ms_event *ev);
  * compiler), with the same results as calling ms_parser_step to the end. */
 void ms_parser_run(ms_parser *P);
 
-/* The fast path for a final, valid plan (fast.c): the results of
- * ms_parser_run on a parser just reset, or false (the parser then holds
- * partial results and must be reset) when the plan has anything that
- * ms_parser_run would report or that the fast path leaves to it. */
-bool ms_fast_run(ms_parser *P);
-
 /* "v1", "v2" or "mixed" (a plan without any call with arguments: "v2"). */
 const char *ms_parser_dialect(const ms_parser *P);
 
@@ -241,7 +235,7 @@ struct ms_expr {
     const char *text; /* NUMBER: its digits; STRING: decoded bytes */
     size_t len;
     bool is_int;        /* NUMBER */
-    bool plain;         /* STRING: no byte needs an escape in Lua (fast.c knows) */
+    bool plain;         /* STRING: no byte needs an escape in Lua (the lexer tells) */
     double value;       /* NUMBER */
     long id;            /* VAR, ARG */
     const skill *skill; /* CALL (NULL when unknown) */

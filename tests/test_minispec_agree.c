@@ -1,35 +1,24 @@
 /*
- * The whole-plan compiler's fast path (host/minispec/fast.c) against the
- * general parser: the fast path takes every example plan, declines every
- * malformed one, and the compiler's result is the same with it as without
- * it for example plans, edge cases and thousands of mutated plans.
+ * The whole-plan compiler and the stream parser are one parser in two
+ * modes (host/minispec/compile.c, stream.c): they agree on every example
+ * plan, every malformed plan, edge cases of the grammar and thousands of
+ * mutated plans. A plan is valid whole exactly when it streams without an
+ * error, and the stream's error is the whole plan's first diagnostic.
  */
-#include "minispec/parser.h"
 #include "test_minispec_util.h"
 
 #include "check.h"
 
 static skill_registry *reg;
 
-/* True when the fast path alone compiles PLAN. */
-static bool fast_takes(const char *plan, size_t len)
-{
-    ms_parser P;
-    ms_parser_init(&P, reg, NULL, true);
-    ms_parser_set_input(&P, plan, len, true);
-    bool ok = ms_fast_run(&P);
-    ms_parser_free(&P);
-    return ok;
-}
-
-static void expect_same(const char *what, const char *plan, size_t len)
+static void expect_agree(const char *what, const char *plan, size_t len)
 {
     char why[8192];
-    CHECK(test_ms_same_both_ways(reg, plan, len, why, sizeof why), "%s: %.*s\n%s", what,
+    CHECK(test_ms_whole_and_stream_agree(reg, plan, len, why, sizeof why), "%s: %.*s\n%s", what,
           (int)(len > 200 ? 200 : len), plan, why);
 }
 
-static void test_example_plans_take_the_fast_path(const char *src)
+static void test_example_plans(const char *src)
 {
     char **files;
     int n = test_ms_plan_files(src, &files);
@@ -37,15 +26,18 @@ static void test_example_plans_take_the_fast_path(const char *src)
     for (int i = 0; i < n; i++) {
         size_t len;
         char *text = test_ms_read_file(files[i], &len);
-        CHECK(fast_takes(text, len), "%s: the fast path declined a valid plan", files[i]);
-        expect_same(files[i], text, len);
+        ms_result r;
+        minispec_compile(reg, text, len, NULL, &r);
+        CHECK(r.ok, "%s: a valid plan was refused", files[i]);
+        ms_result_free(&r);
+        expect_agree(files[i], text, len);
         free(text);
         free(files[i]);
     }
     free(files);
 }
 
-static void test_malformed_plans_are_declined(void)
+static void test_malformed_plans(void)
 {
     static const struct {
         const char *what, *plan, *diags;
@@ -54,19 +46,20 @@ static void test_malformed_plans_are_declined(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *plan = cases[i].plan;
-        CHECK(!fast_takes(plan, strlen(plan)), "%s: the fast path took a malformed plan",
-              cases[i].what);
-        expect_same(cases[i].what, plan, strlen(plan));
+        ms_result r;
+        minispec_compile(reg, plan, strlen(plan), NULL, &r);
+        CHECK(!r.ok, "%s: a malformed plan was accepted", cases[i].what);
+        ms_result_free(&r);
+        expect_agree(cases[i].what, plan, strlen(plan));
     }
 }
 
-/* Valid plans at the edges of the grammar, and plans the fast path leaves
- * to the general parser (escapes, long numerals): the same result. */
+/* Plans at the edges of the grammar, valid (ok) or not. */
 static void test_edge_plans(void)
 {
     static const struct {
         const char *plan;
-        bool fast; /* the fast path is expected to take it */
+        bool ok; /* the plan is valid */
     } cases[] = {
         {"", true},
         {";;;", true},
@@ -85,7 +78,7 @@ static void test_edge_plans(void)
         {"l('say \"hi\"')", true},    /* quotes escaped in Lua */
         {"l('a\tb\x01c\x7f')", true}, /* control bytes escaped in Lua */
         {"l(\"'\")", true},
-        {"l('tab\\there')", false},
+        {"l('tab\\there')", true},
         {"l('caf\xc3\xa9 \xe2\x9c\x88')", true},
         {"tc(-45);tc(--5);_1=-ox(x)", true},
         {"_1=ox('a');tc((_1-0.5)*90+1-(2-3));tc(8/2)", true},
@@ -93,7 +86,7 @@ static void test_edge_plans(void)
         {"?iv,person&ox,person>0.5|iv,cat{l,'found'}", true},
         {"?(iv('a')|iv('b'))&!iv('c'){l('x')}", false},
         {"?iv('a')==False{rp}", true},
-        {"?iv,cup{rp};l,'say \"hi\"\\n'", false},
+        {"?iv,cup{rp};l,'say \"hi\"\\n'", true},
         {"tc,1.0;tc(45.0)", true},
         {"tc,1.5", false},
         {"o,apple;a;->True", true},
@@ -109,7 +102,7 @@ static void test_edge_plans(void)
         {"tc(1+((((((((((((((((1)))))))))))))))))", true},          /* 17 levels */
         {"tc(12345678901234567890123456789012345678901234567890123456789012345678901234567890"
          "12345678901234567890123)",
-         false},
+         true},
         {"l('a'+1)", false},
         {"_1=p('x')+1", true},
         {"->", false},
@@ -125,28 +118,30 @@ static void test_edge_plans(void)
         {"rp(1)", false},
         {"l(rp)", true}, /* a bare word */
         {"l(rp())", false},
-        /* TypeFly's forms (SPEC §4): what the fast path takes, what it leaves */
+        /* TypeFly's forms (SPEC §4) */
         {"o,chair_1;p", true},
         {"p();_1=p;l(_1);p('x')", true},
         {"l,3;l(4.5);l(-2);iv(7)", true},
         {"g('apple',20);a('apple',5);a", true},
-        {"tcc,90;_1=iis,x;olx,x;->Replan", false},
+        {"tcc,90;_1=iis,x;olx,x;->Replan", true},
         {"tcc,90;_1=iis,x;l(_1)", true},
         {"r(-30);sd('x')", true},
-        {"_obj=1;l(_obj)", false},
-        {"_1a=1", false},
+        {"_obj=1;l(_obj)", true},
+        {"_1a=1", true},
         {"_=1", false},
-        {"?iv('a')&&iv('b')||True{}", false},
-        {"?iv('a'){l(1)}:{l(2)}", false},
-        {"->rp", false},
-        {"->re_plan", false},
-        {"?_1=iv('a'){}", false},
+        {"?iv('a')&&iv('b')||True{}", true},
+        {"?iv('a'){l(1)}:{l(2)}", true},
+        {"->rp", true},
+        {"->re_plan", true},
+        {"?_1=iv('a'){}", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *plan = cases[i].plan;
-        CHECK(fast_takes(plan, strlen(plan)) == cases[i].fast, "%s: fast path %s it", plan,
-              cases[i].fast ? "declined" : "took");
-        expect_same("edge plan", plan, strlen(plan));
+        ms_result r;
+        minispec_compile(reg, plan, strlen(plan), NULL, &r);
+        CHECK(r.ok == cases[i].ok, "%s: %s", plan, r.ok ? "accepted" : "refused");
+        ms_result_free(&r);
+        expect_agree("edge plan", plan, strlen(plan));
     }
 }
 
@@ -162,7 +157,7 @@ static uint32_t next_random(uint32_t *s)
 }
 
 /* Every example plan mutated many times (bytes inserted, deleted,
- * replaced; pieces of other plans spliced in): same result both ways. */
+ * replaced; pieces of other plans spliced in): whole and streamed agree. */
 static void test_mutated_plans(const char *src)
 {
     char **files;
@@ -173,7 +168,7 @@ static void test_mutated_plans(const char *src)
         plans[i] = test_ms_read_file(files[i], &lens[i]);
     uint32_t seed = 0x9e3779b9u;
     int rounds = getenv("MS_MUTATIONS") ? atoi(getenv("MS_MUTATIONS")) : 20000;
-    int valid = 0, fast = 0;
+    int valid = 0;
     char buf[4096];
     for (int r = 0; r < rounds; r++) {
         int which = (int)(next_random(&seed) % (uint32_t)n);
@@ -212,22 +207,20 @@ static void test_mutated_plans(const char *src)
             }
         }
         char why[8192];
-        if (!test_ms_same_both_ways(reg, buf, len, why, sizeof why)) {
+        if (!test_ms_whole_and_stream_agree(reg, buf, len, why, sizeof why)) {
             CHECK(false, "mutant %d: %.*s\n%s", r, (int)len, buf, why);
             break;
         }
         ms_result res;
-        ms_options general = {.general = true};
-        minispec_compile(reg, buf, len, &general, &res);
+        minispec_compile(reg, buf, len, NULL, &res);
         valid += res.ok;
-        fast += res.ok && fast_takes(buf, len);
         ms_result_free(&res);
     }
-    /* The comparison means something only if many mutants are valid and
-     * the fast path took most of those. */
-    CHECK(valid > rounds / 10, "only %d of %d mutants are valid plans", valid, rounds);
-    CHECK(fast > valid * 9 / 10, "the fast path took only %d of %d valid mutants", fast, valid);
-    printf("mutated plans: %d, valid %d, taken by the fast path %d\n", rounds, valid, fast);
+    /* The comparison means something only if many mutants are valid (and
+     * many are not). */
+    CHECK(valid > rounds / 10 && valid < rounds * 9 / 10, "%d of %d mutants are valid plans", valid,
+          rounds);
+    printf("mutated plans: %d, valid %d\n", rounds, valid);
     for (int i = 0; i < n; i++) {
         free(plans[i]);
         free(files[i]);
@@ -241,8 +234,8 @@ int main(void)
 {
     const char *src = getenv("SRC") ? getenv("SRC") : ".";
     reg = test_ms_registry(src);
-    test_example_plans_take_the_fast_path(src);
-    test_malformed_plans_are_declined();
+    test_example_plans(src);
+    test_malformed_plans();
     test_edge_plans();
     test_mutated_plans(src);
     registry_free(reg);
