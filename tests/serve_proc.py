@@ -15,20 +15,23 @@ class Serve:
     """aloft serve with ARGS (BINARY: another build of aloft); the URL it
     printed is in .url."""
 
-    def __init__(self, args, env=None, binary=None):
+    def __init__(self, args, env=None, binary=None, ssl_context=None, headers=None):
+        # SSL_CONTEXT: for https; HEADERS: sent with every request (a token)
+        self.ssl_context = ssl_context
+        self.headers = headers or {}
         # stderr to a file: a pipe nobody reads could fill and stall the server
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([binary or ALOFT, "serve", "--port", "0"] + args,
                                      stdout=subprocess.PIPE, stderr=self.err, text=True,
                                      env=env)
         line = self.proc.stdout.readline()
-        if not line.startswith("listening on http://"):
+        if not line.startswith(("listening on http://", "listening on https://")):
             self.proc.kill()
             self.proc.wait()
             raise RuntimeError("aloft serve did not start: %r %s" % (line, self.stderr()))
         self.url = line.split()[2]
         u = urllib.parse.urlparse(self.url)
-        self.host, self.port = u.hostname, u.port
+        self.host, self.port, self.scheme = u.hostname, u.port, u.scheme
 
     def stderr(self):
         """What the server wrote to stderr so far."""
@@ -36,13 +39,16 @@ class Serve:
         return self.err.read()
 
     def conn(self, timeout=30):
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
+                                               context=self.ssl_context)
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def request(self, method, path, body=None, headers=None):
         """(status, parsed JSON or raw bytes)"""
         c = self.conn()
         try:
-            c.request(method, path, body=body, headers=headers or {})
+            c.request(method, path, body=body, headers=dict(self.headers, **(headers or {})))
             r = c.getresponse()
             data = r.read()
             if r.getheader("Content-Type", "").startswith("application/json"):
@@ -77,7 +83,7 @@ class Events:
 
     def __init__(self, serve, drone, timeout=30):
         self.c = serve.conn(timeout)
-        self.c.request("GET", "/api/drones/%d/events" % drone)
+        self.c.request("GET", "/api/drones/%d/events" % drone, headers=serve.headers)
         self.r = self.c.getresponse()
         assert self.r.status == 200, self.r.status
         assert self.r.getheader("Content-Type").startswith("text/event-stream")

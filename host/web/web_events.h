@@ -31,10 +31,15 @@ void web_events_reset(web_events *h);
  * arrives. Returns the event's id, or -1 when it was dropped. */
 long web_events_add(web_events *h, const char *kind, cJSON *data);
 
-/* The SSE text of every kept event with an id above AFTER, waiting up to
- * TIMEOUT_MS for one to arrive. Returns a malloc'd string and sets *LAST to
- * the last id in it, or NULL when nothing came (or the log is closed). */
-char *web_events_wait(web_events *h, long after, int timeout_ms, long *last);
+/* Copies into BUF, at most MAX bytes, the SSE text of the kept events with
+ * an id above *AFTER, whole events only, waiting up to TIMEOUT_MS for one to
+ * arrive; sets *AFTER to the last id copied and returns the bytes copied.
+ * Every reader copies from the one log, so that a replay costs no memory
+ * per reader. When the next event alone is bigger than MAX, returns 0 with
+ * a malloc'd copy of that event in *BIG (NUL-terminated; *AFTER is its id).
+ * Returns 0 with *BIG NULL when nothing came (or the log is closed). */
+size_t web_events_read(web_events *h, long *after, char *buf, size_t max, int timeout_ms,
+                       char **big);
 
 /* The id before the first kept event: a reader starting there replays the
  * current mission. */
