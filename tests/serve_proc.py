@@ -3,8 +3,10 @@ JSON requests, the Server-Sent Events stream and the MJPEG camera."""
 import http.client
 import json
 import os
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -91,7 +93,7 @@ class Events:
     def next(self):
         kind, data = None, []
         while True:
-            line = self.r.fp.readline()
+            line = self.r.readline()  # the response's: it may be chunked
             if not line:
                 raise EOFError("the event stream ended")
             line = line.decode().rstrip("\r\n")
@@ -148,3 +150,57 @@ def mjpeg_frames(serve, drone, count, timeout=30):
     finally:
         c.close()
     return frames
+
+
+class SlowClients:
+    """N connections that send a request's headers a byte a second and
+    never finish; any the server closes is opened again."""
+
+    def __init__(self, srv, n):
+        self.srv, self.n = srv, n
+        self.socks = []
+        self.reopened = 0
+        self.stop = threading.Event()
+        for _ in range(n):
+            self.socks.append(self.open())
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def open(self):
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=5)
+        s.sendall(b"GET /api/drones HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        return s
+
+    def run(self):
+        while not self.stop.wait(1.0):
+            for i, s in enumerate(self.socks):
+                try:
+                    s.sendall(b"a")
+                except OSError:
+                    s.close()
+                    try:
+                        self.socks[i] = self.open()
+                        self.reopened += 1
+                    except OSError:
+                        pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for s in self.socks:
+            s.close()
+
+
+def open_stream(srv, drone, source="127.0.0.1"):
+    """A raw event stream from SOURCE: (socket, status, first bytes)."""
+    s = socket.create_connection((srv.host, srv.port), timeout=10,
+                                 source_address=(source, 0))
+    s.sendall(b"GET /api/drones/%d/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % drone)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    status = int(data.split(b" ")[1]) if data.startswith(b"HTTP/1.1 ") else None
+    return s, status, data

@@ -138,27 +138,47 @@ static int wait_after(web_events *h, long after, int timeout_ms)
     return i;
 }
 
-size_t web_events_read(web_events *h, long *after, char *buf, size_t max, int timeout_ms,
-                       char **big)
+/* Index of the kept event with id ID, or -1. Called with the lock held. */
+static int index_of(const web_events *h, long id)
 {
-    *big = NULL;
-    size_t at = 0;
+    int i = after_index(h, id - 1);
+    return i < h->n && h->ev[i].id == id ? i : -1;
+}
+
+long web_events_read(web_events *h, web_events_cursor *cur, char *buf, size_t max, int timeout_ms)
+{
+    long at = 0;
     pthread_mutex_lock(&h->lock);
-    int i = wait_after(h, *after, timeout_ms);
-    /* Whole events only, straight from the shared log: a reader holds no
-     * copy of its own, however much it replays. */
-    for (int k = i; k >= 0 && k < h->n && at + h->ev[k].len <= max; k++) {
+    if (cur->part) {
+        /* The rest of an event too big for one buffer, still from the log. */
+        int i = index_of(h, cur->part);
+        if (i < 0) {
+            at = -1; /* forgotten (a new mission): its rest is gone */
+        } else {
+            size_t n = h->ev[i].len - cur->off;
+            if (n > max) n = max;
+            memcpy(buf, h->ev[i].sse + cur->off, n);
+            cur->off += n;
+            at = (long)n;
+            if (cur->off == h->ev[i].len) cur->last = cur->part, cur->part = 0;
+        }
+        pthread_mutex_unlock(&h->lock);
+        return at;
+    }
+    int i = wait_after(h, cur->last, timeout_ms);
+    /* Whole events, straight from the shared log: a reader holds no copy
+     * of its own, however much it replays. */
+    for (int k = i; k >= 0 && k < h->n && (size_t)at + h->ev[k].len <= max; k++) {
         memcpy(buf + at, h->ev[k].sse, h->ev[k].len);
-        at += h->ev[k].len;
-        *after = h->ev[k].id;
+        at += (long)h->ev[k].len;
+        cur->last = h->ev[k].id;
     }
     if (i >= 0 && at == 0) {
-        /* One event bigger than BUF: a copy of it alone. */
-        *big = malloc(h->ev[i].len + 1);
-        if (*big) {
-            memcpy(*big, h->ev[i].sse, h->ev[i].len + 1);
-            *after = h->ev[i].id;
-        }
+        /* One event bigger than BUF: its first MAX bytes now. */
+        memcpy(buf, h->ev[i].sse, max);
+        cur->part = h->ev[i].id;
+        cur->off = max;
+        at = (long)max;
     }
     pthread_mutex_unlock(&h->lock);
     return at;

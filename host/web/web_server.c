@@ -110,8 +110,8 @@ typedef struct stream {
     int id;
     char *pending;
     size_t len, off;
-    long last;      /* SSE: the last event id sent */
-    double next_ms; /* MJPEG: when the next frame is due */
+    web_events_cursor cur; /* SSE: where it is in the drone's event log */
+    double next_ms;        /* MJPEG: when the next frame is due */
 } stream;
 
 static void stream_free(void *cls)
@@ -146,16 +146,13 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     web_events *h = web_fleet_events(s->srv->fleet, s->id);
     if (atomic_load(&s->srv->stopping) || web_events_closed(h))
         return MHD_CONTENT_READER_END_OF_STREAM;
-    char *big;
-    size_t n = web_events_read(h, &s->last, buf, max, SSE_PING_MS, &big);
-    if (n) return (ssize_t)n;
-    if (!big) {
-        if (atomic_load(&s->srv->stopping) || web_events_closed(h))
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        big = strdup(": ping\n\n");
-        if (!big) return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    stream_set(s, big, strlen(big));
+    long n = web_events_read(h, &s->cur, buf, max, SSE_PING_MS);
+    if (n > 0) return (ssize_t)n;
+    if (n < 0 || atomic_load(&s->srv->stopping) || web_events_closed(h))
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    char *ping = strdup(": ping\n\n");
+    if (!ping) return MHD_CONTENT_READER_END_WITH_ERROR;
+    stream_set(s, ping, strlen(ping));
     return stream_copy(s, buf, max);
 }
 
@@ -222,9 +219,9 @@ static enum MHD_Result send_stream(web_server *srv, struct MHD_Connection *c, in
         const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
         char *end;
         long v = last ? strtol(last, &end, 10) : -1;
-        s->last = last && *last && !*end && v >= 0
-                      ? v
-                      : web_events_first(web_fleet_events(srv->fleet, id));
+        s->cur.last = last && *last && !*end && v >= 0
+                          ? v
+                          : web_events_first(web_fleet_events(srv->fleet, id));
         s->pending = strdup("retry: 1000\n\n");
         s->len = s->pending ? strlen(s->pending) : 0;
     } else {
