@@ -142,6 +142,11 @@ with tempfile.TemporaryDirectory() as tmp:
         print("replay %d bytes; RSS %d -> %d KiB with 60 readers" % (one, before, after))
         check(grew < 2 * one, "memory flat in the readers: grew %d bytes, one replay %d" %
               (grew, one))
+        # Ctrl-C ends the server even with 60 readers that read nothing
+        t0 = time.monotonic()
+        rc = srv.stop()
+        check(rc == 0 and time.monotonic() - t0 < 20,
+              "exit 0 after Ctrl-C with stuck readers: %s in %.1f s" % (rc, time.monotonic() - t0))
         for s in held:
             s.close()
     finally:
