@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# labels: web
 """aloft serve refuses what a page on another site, a stranger or bad bytes
 send (SPEC §13): state-changing requests (missions, stop) need
 application/json and this server's own Origin/Referer, with each content

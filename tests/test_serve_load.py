@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# labels: web
 """aloft serve under load (SPEC §13): Stop is answered while one client holds
 200 slow connections (headers sent a byte at a time, reopened when closed)
 and asks for 100 event streams; streams past the per-client cap are refused
