@@ -3,8 +3,10 @@ JSON requests, the Server-Sent Events stream and the MJPEG camera."""
 import http.client
 import json
 import os
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -15,20 +17,23 @@ class Serve:
     """aloft serve with ARGS (BINARY: another build of aloft); the URL it
     printed is in .url."""
 
-    def __init__(self, args, env=None, binary=None):
+    def __init__(self, args, env=None, binary=None, ssl_context=None, headers=None):
+        # SSL_CONTEXT: for https; HEADERS: sent with every request (a token)
+        self.ssl_context = ssl_context
+        self.headers = headers or {}
         # stderr to a file: a pipe nobody reads could fill and stall the server
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([binary or ALOFT, "serve", "--port", "0"] + args,
                                      stdout=subprocess.PIPE, stderr=self.err, text=True,
                                      env=env)
         line = self.proc.stdout.readline()
-        if not line.startswith("listening on http://"):
+        if not line.startswith(("listening on http://", "listening on https://")):
             self.proc.kill()
             self.proc.wait()
             raise RuntimeError("aloft serve did not start: %r %s" % (line, self.stderr()))
         self.url = line.split()[2]
         u = urllib.parse.urlparse(self.url)
-        self.host, self.port = u.hostname, u.port
+        self.host, self.port, self.scheme = u.hostname, u.port, u.scheme
 
     def stderr(self):
         """What the server wrote to stderr so far."""
@@ -36,13 +41,16 @@ class Serve:
         return self.err.read()
 
     def conn(self, timeout=30):
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
+                                               context=self.ssl_context)
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def request(self, method, path, body=None, headers=None):
         """(status, parsed JSON or raw bytes)"""
         c = self.conn()
         try:
-            c.request(method, path, body=body, headers=headers or {})
+            c.request(method, path, body=body, headers=dict(self.headers, **(headers or {})))
             r = c.getresponse()
             data = r.read()
             if r.getheader("Content-Type", "").startswith("application/json"):
@@ -77,7 +85,7 @@ class Events:
 
     def __init__(self, serve, drone, timeout=30):
         self.c = serve.conn(timeout)
-        self.c.request("GET", "/api/drones/%d/events" % drone)
+        self.c.request("GET", "/api/drones/%d/events" % drone, headers=serve.headers)
         self.r = self.c.getresponse()
         assert self.r.status == 200, self.r.status
         assert self.r.getheader("Content-Type").startswith("text/event-stream")
@@ -85,7 +93,7 @@ class Events:
     def next(self):
         kind, data = None, []
         while True:
-            line = self.r.fp.readline()
+            line = self.r.readline()  # the response's: it may be chunked
             if not line:
                 raise EOFError("the event stream ended")
             line = line.decode().rstrip("\r\n")
@@ -142,3 +150,57 @@ def mjpeg_frames(serve, drone, count, timeout=30):
     finally:
         c.close()
     return frames
+
+
+class SlowClients:
+    """N connections that send a request's headers a byte a second and
+    never finish; any the server closes is opened again."""
+
+    def __init__(self, srv, n):
+        self.srv, self.n = srv, n
+        self.socks = []
+        self.reopened = 0
+        self.stop = threading.Event()
+        for _ in range(n):
+            self.socks.append(self.open())
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def open(self):
+        s = socket.create_connection((self.srv.host, self.srv.port), timeout=5)
+        s.sendall(b"GET /api/drones HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        return s
+
+    def run(self):
+        while not self.stop.wait(1.0):
+            for i, s in enumerate(self.socks):
+                try:
+                    s.sendall(b"a")
+                except OSError:
+                    s.close()
+                    try:
+                        self.socks[i] = self.open()
+                        self.reopened += 1
+                    except OSError:
+                        pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for s in self.socks:
+            s.close()
+
+
+def open_stream(srv, drone, source="127.0.0.1"):
+    """A raw event stream from SOURCE: (socket, status, first bytes)."""
+    s = socket.create_connection((srv.host, srv.port), timeout=10,
+                                 source_address=(source, 0))
+    s.sendall(b"GET /api/drones/%d/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % drone)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    status = int(data.split(b" ")[1]) if data.startswith(b"HTTP/1.1 ") else None
+    return s, status, data

@@ -76,7 +76,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 1 and "nonexistent" in r.stderr, "missing scene: %r" % r.stderr)
     r = subprocess.run([ALOFT, "serve", "--model", "m", "--scene", office, "--host", "localhost"],
                        capture_output=True, text=True, env=env, timeout=30)
-    check(r.returncode == 1 and "IPv4" in r.stderr, "--host must be an address: %r" % r.stderr)
+    check(r.returncode == 2 and "IPv4 or IPv6" in r.stderr,
+          "--host must be an address: %r" % r.stderr)
     r = subprocess.run([ALOFT, "serve", "--model", "m", "--scene", office, "--prompts",
                         os.path.join(tmp, "nowhere")], capture_output=True, text=True, env=env,
                        timeout=30)

@@ -3,16 +3,19 @@
 python3-selenium, installed by `scripts/setup.sh --test`): the page lists
 the drones with their camera, a typed task is flown and its plan and log
 appear as they stream, text from the server is shown as text, and Stop ends
-a long mission. A machine that cannot run Chromium fails this test."""
+a long mission, clicked while another client holds 200 slow connections and
+asks for 100 event streams. A machine that cannot run Chromium fails this
+test."""
 
 import os
+import resource
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm_proc import Fake  # noqa: E402
-from serve_proc import Serve  # noqa: E402
+from serve_proc import Serve, SlowClients, open_stream  # noqa: E402
 
 SRC = os.environ.get("SRC", ".")
 failures = 0
@@ -116,8 +119,27 @@ with tempfile.TemporaryDirectory() as tmp:
         check(browser.execute_script("return document.getElementById('injected')") is None,
               "markup from the server is not inserted as HTML")
         until("Stop is enabled", lambda: q(0, "stop").is_enabled())
+        # the load: every idle connection and stream one client may hold,
+        # and more (the browser is that same client, on loopback)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        slow = SlowClients(srv, 200)
+        streams = []
+        codes = []
+        for _ in range(100):
+            s, st, _ = open_stream(srv, 1)
+            streams.append(s)
+            codes.append(st)
+        check(429 in codes, "streams past the cap refused: %s" % codes)
+        time.sleep(2)
+        check(slow.reopened > 0, "the load's idle connections are closed past the cap")
         q(0, "stop").click()
-        until("the mission ends cancelled", lambda: text(0, "status") == "cancelled")
+        until("the mission ends cancelled under load",
+              lambda: text(0, "status") == "cancelled")
+        check(text(0, "message") == "", "no error shown: %r" % text(0, "message"))
+        slow.close()
+        for s in streams:
+            s.close()
         check(any(li.startswith("mission cancelled") for li in log_lines(0)),
               "the log says cancelled: %s" % log_lines(0))
         until("Fly is enabled again", lambda: q(0, "fly").is_enabled())

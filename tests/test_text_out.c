@@ -78,8 +78,11 @@ static void test_jsonout(void)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "text", "llm said \xC0\xAF\x1b[2J");
     CHECK(web_events_add(h, "log", o) == 1);
-    long last = 0;
-    char *ev = web_events_wait(h, 0, 1000, &last);
+    web_events_cursor cur = {0};
+    char evbuf[4096];
+    long evlen = web_events_read(h, &cur, evbuf, sizeof evbuf - 1, 1000);
+    evbuf[evlen > 0 ? evlen : 0] = '\0';
+    char *ev = evlen > 0 ? strdup(evbuf) : NULL;
     CHECK(valid(ev) && ev && strstr(ev, "llm said \xEF\xBF\xBD\xEF\xBF\xBD\\u001b[2J"), "%s", ev);
     free(ev);
     web_events_free(h);

@@ -145,7 +145,12 @@ class DroneCard {
 
   async stop_() {
     try {
-      await fetch("/api/drones/" + this.id + "/stop", {method: "POST"});
+      const r = await fetch("/api/drones/" + this.id + "/stop", {
+        method: "POST",
+        headers: {"Content-Type": "application/json"},
+        body: "{}",
+      });
+      if (!r.ok) this.message.textContent = (await r.json()).error || "HTTP " + r.status;
     } catch (e) {
       this.message.textContent = "The server did not answer: " + e.message;
     }

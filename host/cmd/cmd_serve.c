@@ -7,7 +7,12 @@
 #include "web/web_fleet.h"
 #include "web/web_server.h"
 
+#include "errmsg.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -22,8 +27,15 @@ static const char usage[] =
     "button. The first line on stdout is the address it listens on.\n"
     "\n"
     "  --port P              TCP port (default 8080; 0 = any free port)\n"
-    "  --host ADDR           IPv4 address to listen on (default 127.0.0.1; anything\n"
-    "                        else lets other machines fly your drones)\n"
+    "  --host ADDR           IPv4 or IPv6 address to listen on (default 127.0.0.1;\n"
+    "                        anything but loopback lets other machines fly your\n"
+    "                        drones, and needs a token)\n"
+    "  --token T             every request must carry T: \"Authorization: Bearer T\",\n"
+    "                        or open http://ADDR:PORT/?token=T once in the browser\n"
+    "                        (it sets a cookie); default $ALOFT_TOKEN. 16 to 256\n"
+    "                        characters from A-Z a-z 0-9 - . _ ~\n"
+    "  --tls-cert FILE       serve https with this PEM certificate ...\n"
+    "  --tls-key FILE        ... and this PEM private key (both or neither)\n"
     "  --drone SPEC          a drone, repeatable; ids 0, 1, ... in order:\n"
     "                          sim:SCENE       the simulator in that scene file\n"
     "                          sim             the simulator in --scene\n"
@@ -42,6 +54,9 @@ static const char usage[] =
     "\n"
     "Every mission is recorded in the store like `aloft run --task`.\n"
     "Ctrl-C cancels the missions (the drones hover, then land) and exits.\n"
+    "State-changing requests (missions, stop) must be application/json from the\n"
+    "server's own page (a foreign Origin or Referer is refused). Each client may\n"
+    "hold only so many idle connections and streams, so that Stop is answered.\n"
     "Exit status: 0 after Ctrl-C, 1 the server could not start, 2 usage.\n";
 
 enum {
@@ -58,12 +73,16 @@ enum {
     OPT_SEED,
     OPT_DB,
     OPT_PROMPTS,
+    OPT_TOKEN,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
 };
 
 typedef struct serve_args {
     cli_common c;
     int port;
     const char *host;
+    const char *token, *tls_cert, *tls_key;
     const char *drones[WEB_MAX_DRONES];
     int n_drones;
     const char *llm_url, *model, *db, *prompts;
@@ -97,6 +116,9 @@ static int on_option(void *ud, int opt, const char *arg)
         return 0;
     }
     case OPT_HOST: a->host = arg; return 0;
+    case OPT_TOKEN: a->token = arg; return 0;
+    case OPT_TLS_CERT: a->tls_cert = arg; return 0;
+    case OPT_TLS_KEY: a->tls_key = arg; return 0;
     case OPT_DRONE:
         if (a->n_drones == WEB_MAX_DRONES)
             return cli_usage_error(cmd, "at most %d drones", WEB_MAX_DRONES);
@@ -125,6 +147,65 @@ static int on_option(void *ud, int opt, const char *arg)
     return cli_usage_error(cmd, "unknown option");
 }
 
+/* True when HOST is a loopback address (127.0.0.0/8 or ::1). */
+static bool is_loopback(const char *host)
+{
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton(AF_INET, host, &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+    return inet_pton(AF_INET6, host, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+/* The token (from --token or $ALOFT_TOKEN) and TLS options are sound, and
+ * there is a token when listening beyond loopback: -1, or the exit status. */
+static int check_access(serve_args *a)
+{
+    const char *env = getenv("ALOFT_TOKEN");
+    if (!a->token && env && *env) a->token = env;
+    if (a->token) {
+        size_t n = strlen(a->token);
+        bool ok = n >= 16 && n <= 256 &&
+                  strspn(a->token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                   "qrstuvwxyz0123456789-._~") == n;
+        if (!ok)
+            return cli_usage_error(a->c.cmd, "the token must be 16 to 256 characters from A-Z a-z "
+                                             "0-9 - . _ ~");
+    }
+    struct in6_addr any;
+    if (inet_pton(AF_INET, a->host, &any) != 1 && inet_pton(AF_INET6, a->host, &any) != 1)
+        return cli_usage_error(a->c.cmd, "--host %s: not an IPv4 or IPv6 address", a->host);
+    if (!is_loopback(a->host) && !a->token)
+        return cli_usage_error(a->c.cmd,
+                               "--host %s is not loopback: give --token T (or set "
+                               "ALOFT_TOKEN), or anyone who reaches it flies the drones",
+                               a->host);
+    if (!a->tls_cert != !a->tls_key)
+        return cli_usage_error(a->c.cmd, "give both --tls-cert and --tls-key, or neither");
+    return -1;
+}
+
+/* The whole of the PEM file PATH (at most 1 MiB), or NULL with a message. */
+static char *read_pem(const char *what, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return errmsg_set(err, errlen, "%s %s: %s", what, path, strerror(errno)), NULL;
+    size_t cap = 1u << 20;
+    char *buf = malloc(cap + 1);
+    size_t n = buf ? fread(buf, 1, cap + 1, f) : 0;
+    bool bad = ferror(f) || n > cap || n == 0;
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        return errmsg_set(err, errlen, "%s %s: %s", what, path,
+                          !buf      ? "out of memory"
+                          : n > cap ? "larger than 1 MiB"
+                                    : "cannot read it"),
+               NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -144,6 +225,9 @@ int cmd_serve(int argc, char **argv)
         {"seed", required_argument, 0, OPT_SEED},
         {"db", required_argument, 0, OPT_DB},
         {"prompts", required_argument, 0, OPT_PROMPTS},
+        {"token", required_argument, 0, OPT_TOKEN},
+        {"tls-cert", required_argument, 0, OPT_TLS_CERT},
+        {"tls-key", required_argument, 0, OPT_TLS_KEY},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
@@ -161,6 +245,7 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error(a.c.cmd, "missions need a model: give --model NAME or set "
                                         "ALOFT_MODEL");
     if (a.prompts && (rc = cli_check_prompts(a.c.cmd, a.prompts)) >= 0) return rc;
+    if ((rc = check_access(&a)) >= 0) return rc;
     if (a.n_drones == 0) {
         if (!a.c.scene) return cli_usage_error(a.c.cmd, "give --drone SPEC or --scene FILE");
         a.drones[a.n_drones++] = "sim";
@@ -201,21 +286,33 @@ int cmd_serve(int argc, char **argv)
         registry_free(reg);
         return cli_fail(a.c.cmd, "%s", err);
     }
-    web_server *srv = web_server_start(fleet, a.host, a.port, err, sizeof err);
+    char *cert = a.tls_cert ? read_pem("--tls-cert", a.tls_cert, err, sizeof err) : NULL;
+    char *key = cert ? read_pem("--tls-key", a.tls_key, err, sizeof err) : NULL;
+    web_server *srv = NULL;
+    if (!a.tls_cert || (cert && key)) {
+        web_server_options wo = {
+            .host = a.host, .port = a.port, .token = a.token, .tls_cert = cert, .tls_key = key};
+        srv = web_server_start(fleet, &wo, err, sizeof err);
+    }
+    free(cert);
+    if (key) memset(key, 0, strlen(key)); /* the private key lingers no longer */
+    free(key);
     if (!srv) {
         web_fleet_free(fleet);
         registry_free(reg);
         return cli_fail(a.c.cmd, "%s", err);
     }
-    printf("listening on http://%s:%d/\n", a.host, web_server_port(srv));
+    bool v6 = strchr(a.host, ':') != NULL;
+    printf("listening on %s://%s%s%s:%d/\n", a.tls_cert ? "https" : "http", v6 ? "[" : "", a.host,
+           v6 ? "]" : "", web_server_port(srv));
     fflush(stdout);
     for (int i = 0; i < a.n_drones; i++)
         fprintf(stderr, "drone %d: %s\n", i, a.drones[i]);
-    if (strcmp(a.host, "127.0.0.1") != 0)
+    if (!is_loopback(a.host))
         fprintf(stderr,
-                "aloft serve: listening on %s: anyone who can reach it can fly the "
-                "drones\n",
-                a.host);
+                "aloft serve: listening on %s: anyone who can reach it and has the token can "
+                "fly the drones%s\n",
+                a.host, a.tls_cert ? "" : " (and, without --tls-cert, read the token on the way)");
 
     int sig = 0;
     sigwait(&sigs, &sig);

@@ -121,35 +121,67 @@ static int after_index(const web_events *h, long after)
     return lo;
 }
 
-char *web_events_wait(web_events *h, long after, int timeout_ms, long *last)
+/* Waits up to TIMEOUT_MS for an event with an id above AFTER; the index of
+ * the first such event, or -1 when none came or the log is closed. Called
+ * with the lock held. */
+static int wait_after(web_events *h, long after, int timeout_ms)
 {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += timeout_ms / 1000;
     until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-    char *out = NULL;
-    pthread_mutex_lock(&h->lock);
     int i;
     while (!h->closed && (i = after_index(h, after)) == h->n)
         if (pthread_cond_timedwait(&h->grew, &h->lock, &until) == ETIMEDOUT) break;
-    if (!h->closed && (i = after_index(h, after)) < h->n) {
-        size_t len = 0;
-        for (int k = i; k < h->n; k++)
-            len += h->ev[k].len;
-        out = malloc(len + 1);
-        if (out) {
-            size_t at = 0;
-            for (int k = i; k < h->n; k++) {
-                memcpy(out + at, h->ev[k].sse, h->ev[k].len);
-                at += h->ev[k].len;
-            }
-            out[at] = '\0';
-            *last = h->ev[h->n - 1].id;
+    if (h->closed || (i = after_index(h, after)) == h->n) return -1;
+    return i;
+}
+
+/* Index of the kept event with id ID, or -1. Called with the lock held. */
+static int index_of(const web_events *h, long id)
+{
+    int i = after_index(h, id - 1);
+    return i < h->n && h->ev[i].id == id ? i : -1;
+}
+
+long web_events_read(web_events *h, web_events_cursor *cur, char *buf, size_t max, int timeout_ms)
+{
+    long at = 0;
+    pthread_mutex_lock(&h->lock);
+    if (cur->part) {
+        /* The rest of an event too big for one buffer, still from the log. */
+        int i = index_of(h, cur->part);
+        if (i < 0) {
+            at = -1; /* forgotten (a new mission): its rest is gone */
+        } else {
+            size_t n = h->ev[i].len - cur->off;
+            if (n > max) n = max;
+            memcpy(buf, h->ev[i].sse + cur->off, n);
+            cur->off += n;
+            at = (long)n;
+            if (cur->off == h->ev[i].len) cur->last = cur->part, cur->part = 0;
         }
+        pthread_mutex_unlock(&h->lock);
+        return at;
+    }
+    int i = wait_after(h, cur->last, timeout_ms);
+    /* Whole events, straight from the shared log: a reader holds no copy
+     * of its own, however much it replays. */
+    for (int k = i; k >= 0 && k < h->n && (size_t)at + h->ev[k].len <= max; k++) {
+        memcpy(buf + at, h->ev[k].sse, h->ev[k].len);
+        at += (long)h->ev[k].len;
+        cur->last = h->ev[k].id;
+    }
+    if (i >= 0 && at == 0) {
+        /* One event bigger than BUF: its first MAX bytes now. */
+        memcpy(buf, h->ev[i].sse, max);
+        cur->part = h->ev[i].id;
+        cur->off = max;
+        at = (long)max;
     }
     pthread_mutex_unlock(&h->lock);
-    return out;
+    return at;
 }
 
 void web_events_close(web_events *h)

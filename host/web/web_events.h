@@ -31,10 +31,22 @@ void web_events_reset(web_events *h);
  * arrives. Returns the event's id, or -1 when it was dropped. */
 long web_events_add(web_events *h, const char *kind, cJSON *data);
 
-/* The SSE text of every kept event with an id above AFTER, waiting up to
- * TIMEOUT_MS for one to arrive. Returns a malloc'd string and sets *LAST to
- * the last id in it, or NULL when nothing came (or the log is closed). */
-char *web_events_wait(web_events *h, long after, int timeout_ms, long *last);
+/* Where a reader is in the log: the last event it sent whole, and the
+ * event it sent only part of (0: none) and how much of it. */
+typedef struct web_events_cursor {
+    long last;
+    long part;
+    size_t off;
+} web_events_cursor;
+
+/* Copies into BUF, at most MAX bytes (MAX > 0), the SSE text that comes
+ * after CUR, waiting up to TIMEOUT_MS for an event to arrive, and moves CUR
+ * on: whole events, as many as fit, or the next piece of an event bigger
+ * than MAX. Every reader copies from the one log, so that a replay costs no
+ * memory per reader. Returns the bytes copied; 0 when nothing came (or the
+ * log is closed); -1 when the event CUR was in the middle of was forgotten
+ * (a new mission): the stream cannot go on, its client must reconnect. */
+long web_events_read(web_events *h, web_events_cursor *cur, char *buf, size_t max, int timeout_ms);
 
 /* The id before the first kept event: a reader starting there replays the
  * current mission. */

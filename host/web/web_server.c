@@ -2,7 +2,11 @@
 #include "web/web_server.h"
 
 #include "embedded.h"
+#include "errmsg.h"
 #include "jsonout.h"
+#include "utf8.h"
+#include "web/web_conns.h"
+#include "web/web_guard.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -15,11 +19,17 @@
 #include <time.h>
 
 #define SSE_PING_MS 1000 /* a comment this often: finds a closed client */
+/* A connection that sends nothing (or whose client reads nothing) this long
+ * is closed: a stream sends at least a ping a second. */
+#define IDLE_TIMEOUT_S 10
 
 struct web_server {
     struct MHD_Daemon *mhd;
     char host[64]; /* the address it listens on */
+    char *token;   /* NULL: none asked */
+    bool tls;
     web_fleet *fleet;
+    web_conns *conns;
     int port;
     atomic_bool stopping;
 };
@@ -100,8 +110,8 @@ typedef struct stream {
     int id;
     char *pending;
     size_t len, off;
-    long last;      /* SSE: the last event id sent */
-    double next_ms; /* MJPEG: when the next frame is due */
+    web_events_cursor cur; /* SSE: where it is in the drone's event log */
+    double next_ms;        /* MJPEG: when the next frame is due */
 } stream;
 
 static void stream_free(void *cls)
@@ -136,14 +146,13 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     web_events *h = web_fleet_events(s->srv->fleet, s->id);
     if (atomic_load(&s->srv->stopping) || web_events_closed(h))
         return MHD_CONTENT_READER_END_OF_STREAM;
-    char *text = web_events_wait(h, s->last, SSE_PING_MS, &s->last);
-    if (!text) {
-        if (atomic_load(&s->srv->stopping) || web_events_closed(h))
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        text = strdup(": ping\n\n");
-        if (!text) return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    stream_set(s, text, strlen(text));
+    long n = web_events_read(h, &s->cur, buf, max, SSE_PING_MS);
+    if (n > 0) return (ssize_t)n;
+    if (n < 0 || atomic_load(&s->srv->stopping) || web_events_closed(h))
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    char *ping = strdup(": ping\n\n");
+    if (!ping) return MHD_CONTENT_READER_END_WITH_ERROR;
+    stream_set(s, ping, strlen(ping));
     return stream_copy(s, buf, max);
 }
 
@@ -187,8 +196,19 @@ static ssize_t mjpeg_read(void *cls, uint64_t pos, char *buf, size_t max)
     return stream_copy(s, buf, max);
 }
 
+/* Our entry for connection C (web_conns.h), or NULL. */
+static web_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
 static enum MHD_Result send_stream(web_server *srv, struct MHD_Connection *c, int id, bool sse)
 {
+    if (!web_conns_stream(srv->conns, conn_of(c)))
+        return send_error(c, MHD_HTTP_TOO_MANY_REQUESTS,
+                          "too many streams open: close some pages of this server");
     stream *s = calloc(1, sizeof *s);
     if (!s) return MHD_NO;
     s->srv = srv;
@@ -199,9 +219,9 @@ static enum MHD_Result send_stream(web_server *srv, struct MHD_Connection *c, in
         const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
         char *end;
         long v = last ? strtol(last, &end, 10) : -1;
-        s->last = last && *last && !*end && v >= 0
-                      ? v
-                      : web_events_first(web_fleet_events(srv->fleet, id));
+        s->cur.last = last && *last && !*end && v >= 0
+                          ? v
+                          : web_events_first(web_fleet_events(srv->fleet, id));
         s->pending = strdup("retry: 1000\n\n");
         s->len = s->pending ? strlen(s->pending) : 0;
     } else {
@@ -239,12 +259,26 @@ static const char *drone_route(const char *path, int *id)
     return slash + 1;
 }
 
+/* True when the N bytes of a JSON body are well-formed UTF-8 (no overlong
+ * forms, no surrogates) and hold no NUL, raw or escaped as \u0000: cJSON
+ * would cut a string there, so that what is recorded is not what was sent.
+ * Escaped surrogates that pair with nothing fail cJSON's own parse. */
+static bool text_ok(const char *body, size_t n)
+{
+    if (!utf8_valid(body, n) || memchr(body, '\0', n)) return false;
+    for (size_t i = 0; i + 6 <= n; i++) {
+        if (body[i] != '\\') continue;
+        if (body[i + 1] == 'u' && strncmp(body + i + 2, "0000", 4) == 0) return false;
+        i++; /* an escaped character: "\\u0000" is text */
+    }
+    return true;
+}
+
 static enum MHD_Result post_mission(web_server *srv, struct MHD_Connection *c, int id, request *rq)
 {
-    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    if (!type || strncasecmp(type, "application/json", 16) != 0)
-        return send_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                          "send the mission as application/json");
+    if (!text_ok(rq->body, rq->len))
+        return send_error(c, MHD_HTTP_BAD_REQUEST,
+                          "the body is not valid UTF-8 text (or holds a NUL character)");
     cJSON *doc = cJSON_ParseWithLength(rq->body, rq->len);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "task");
     const char *why = NULL;
@@ -336,17 +370,58 @@ static enum MHD_Result route(web_server *srv, struct MHD_Connection *c, const ch
     return send_stream(srv, c, id, strcmp(action, "events") == 0);
 }
 
-/* True when the request's Host header names this server: "localhost" or
- * the address it listens on (any port). A web page whose own name was made
- * to resolve to 127.0.0.1 (DNS rebinding) sends its name, and is refused. */
-static bool host_allowed(const web_server *srv, struct MHD_Connection *c)
+/* Sets the token's cookie for the page and sends the browser on to "/", so
+ * that the token leaves the address bar (and the history). */
+static enum MHD_Result token_redirect(web_server *srv, struct MHD_Connection *c)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-    if (!h) return true; /* HTTP/1.0 without Host: not a browser */
-    size_t n = strcspn(h, ":");
-    if (h[0] == '[') n = strcspn(h, "]") + 1; /* [::1]:port */
-    return (n == 9 && strncasecmp(h, "localhost", 9) == 0) ||
-           (n == strlen(srv->host) && strncmp(h, srv->host, n) == 0);
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (!r) return MHD_NO;
+    char cookie[600];
+    snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", WEB_TOKEN_COOKIE,
+             srv->token, srv->tls ? "; Secure" : "");
+    MHD_add_response_header(r, "Set-Cookie", cookie);
+    MHD_add_response_header(r, "Location", "/");
+    return send_response(c, MHD_HTTP_SEE_OTHER, r, "text/plain");
+}
+
+/* What the headers alone decide (web_guard.h): the Host, the token, a
+ * state-changing request's origin and content type, the body's size. Sets
+ * *DONE and returns the answer when the request is refused (or redirected). */
+static enum MHD_Result check_headers(web_server *srv, struct MHD_Connection *c, const char *url,
+                                     const char *method, bool *done)
+{
+    *done = true;
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    /* With a token, a rebinding page has none (the cookie is bound to the
+     * name it was set for), and the server may be reached by any name. */
+    if (!srv->token && !web_guard_host_ok(srv->host, host))
+        return send_error(c, MHD_HTTP_FORBIDDEN,
+                          "unknown Host: use the address aloft serve printed");
+    if (srv->token) {
+        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, WEB_TOKEN_COOKIE);
+        const char *query = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+        bool page = strcmp(url, "/") == 0 && strcmp(method, "GET") == 0;
+        if (page && web_guard_token_eq(query, srv->token)) return token_redirect(srv, c);
+        if (!web_guard_token_eq(web_guard_bearer(auth), srv->token) &&
+            !web_guard_token_eq(cookie, srv->token))
+            return send_error(c, MHD_HTTP_UNAUTHORIZED,
+                              "give the server's token: open /?token=TOKEN once, or send "
+                              "Authorization: Bearer TOKEN");
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        unsigned status;
+        const char *why = web_guard_csrf(
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"),
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Referer"), host, srv->tls, &status);
+        if (why) return send_error(c, status, why);
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > WEB_MAX_BODY)
+        return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "the request body is too large");
+    *done = false;
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -357,23 +432,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     web_server *srv = cls;
     request *rq = *ctx;
     if (!rq) {
-        /* Headers only so far: refuse a body that says it is too big
-         * before reading any of it. */
+        /* Headers only so far: refuse what they decide before reading
+         * any of the body. */
         rq = calloc(1, sizeof *rq);
         if (!rq) return MHD_NO;
         *ctx = rq;
-        if (!host_allowed(srv, c)) {
-            rq->answered = true;
-            return send_error(c, MHD_HTTP_FORBIDDEN,
-                              "unknown Host: use the address aloft "
-                              "serve printed");
-        }
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > WEB_MAX_BODY) {
-            rq->answered = true;
-            return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "the request body is too large");
-        }
-        return MHD_YES;
+        return check_headers(srv, c, url, method, &rq->answered);
     }
     if (rq->answered) {
         *upload_size = 0;
@@ -398,43 +462,98 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)toe;
+    web_server *srv = cls;
+    web_conns_request_done(srv->conns, conn_of(c));
     free(*ctx);
     *ctx = NULL;
 }
 
-web_server *web_server_start(web_fleet *fleet, const char *host, int port, char *err, size_t errlen)
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
 {
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
-        snprintf(err, errlen, "--host %s: not an IPv4 address", host);
-        return NULL;
+    web_server *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        web_conns_closed(srv->conns, *socket_ctx);
+        *socket_ctx = NULL;
+        return;
     }
-    if (port < 0 || port > 65535) {
-        snprintf(err, errlen, "--port %d: not a port", port);
-        return NULL;
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *addr =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (fd && addr) *socket_ctx = web_conns_opened(srv->conns, fd->connect_fd, addr->client_addr);
+}
+
+/* HOST (an IPv4 or IPv6 address) and PORT as a socket address in ADDR;
+ * false when HOST is not an address. */
+static bool listen_addr(const char *host, int port, struct sockaddr_storage *addr)
+{
+    memset(addr, 0, sizeof *addr);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)addr;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        return true;
     }
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        return true;
+    }
+    return false;
+}
+
+web_server *web_server_start(web_fleet *fleet, const web_server_options *o, char *err,
+                             size_t errlen)
+{
+    struct sockaddr_storage addr;
+    if (!listen_addr(o->host, o->port, &addr))
+        return errmsg_set(err, errlen, "--host %s: not an IPv4 or IPv6 address", o->host), NULL;
+    if (o->port < 0 || o->port > 65535)
+        return errmsg_set(err, errlen, "--port %d: not a port", o->port), NULL;
+    bool tls = o->tls_cert && o->tls_key;
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return errmsg_set(err, errlen, "this libmicrohttpd has no TLS (GnuTLS)"), NULL;
     web_server *s = calloc(1, sizeof *s);
-    if (!s) return snprintf(err, errlen, "out of memory"), NULL;
+    if (!s) return errmsg_set(err, errlen, "out of memory"), NULL;
     s->fleet = fleet;
-    snprintf(s->host, sizeof s->host, "%s", host);
+    s->tls = tls;
+    snprintf(s->host, sizeof s->host, "%s", o->host);
     atomic_init(&s->stopping, false);
-    s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-                              NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-                              (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                              NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_END);
+    s->conns = web_conns_new();
+    s->token = o->token ? strdup(o->token) : NULL;
+    if (!s->conns || (o->token && !s->token)) {
+        web_server_stop(s);
+        return errmsg_set(err, errlen, "out of memory"), NULL;
+    }
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    if (addr.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (tls) flags |= MHD_USE_TLS;
+    /* The connection limit is above what idle connections and streams may
+     * take (web_conns.h): the rest is there for Stop. */
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    s->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNS_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_ARRAY, tls ? tls_opts : tls_opts + 2, MHD_OPTION_END);
     if (!s->mhd) {
-        snprintf(err, errlen, "cannot listen on %s:%d (in use, or not an address of this host)",
-                 host, port);
-        free(s);
+        errmsg_set(err, errlen,
+                   tls ? "cannot listen on %s port %d (in use, not an address of this host, or "
+                         "the certificate and key do not load)"
+                       : "cannot listen on %s port %d (in use, or not an address of this host)",
+                   o->host, o->port);
+        web_server_stop(s);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : port;
+    s->port = info ? info->port : o->port;
     return s;
 }
 
@@ -447,6 +566,8 @@ void web_server_stop(web_server *s)
 {
     if (!s) return;
     atomic_store(&s->stopping, true);
-    MHD_stop_daemon(s->mhd);
+    if (s->mhd) MHD_stop_daemon(s->mhd);
+    web_conns_free(s->conns);
+    free(s->token);
     free(s);
 }

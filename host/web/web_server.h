@@ -10,12 +10,13 @@
  *   GET  /api/drones/ID/events      text/event-stream (web_events.h)
  *   GET  /api/drones/ID/camera.mjpg multipart/x-mixed-replace JPEG frames
  *
- * Nothing else is served. A Host header other than "localhost" or the
- * listening address gets 403 (DNS rebinding). Request bodies above
- * WEB_MAX_BODY get 413; a
- * mission must be posted as application/json (a page on another site cannot
- * send that without the browser asking first). One thread per connection:
- * streams block in their own thread and end when the client goes away.
+ * Nothing else is served. What the headers decide (web_guard.h): a foreign
+ * Host gets 403 (DNS rebinding), no token when one is set 401, a
+ * state-changing request not sent as application/json 415 and one from
+ * another site's page 403. Request bodies above WEB_MAX_BODY get 413, a body
+ * that is not UTF-8 text 400. One thread per connection: streams block in
+ * their own thread and end when the client goes away; idle connections and
+ * streams are capped per client (web_conns.h), so that Stop is answered.
  */
 #ifndef ALOFT_WEB_SERVER_H
 #define ALOFT_WEB_SERVER_H
@@ -30,9 +31,17 @@
 
 typedef struct web_server web_server;
 
-/* Listens on HOST (an IPv4 address) and PORT (0: any free port) and serves
- * FLEET, which must outlive the server. NULL with a message. */
-web_server *web_server_start(web_fleet *fleet, const char *host, int port, char *err,
+typedef struct web_server_options {
+    const char *host;     /* an IPv4 or IPv6 address */
+    int port;             /* 0: any free port */
+    const char *token;    /* asked of every request; NULL: none */
+    const char *tls_cert; /* PEM text of the certificate and key: https */
+    const char *tls_key;  /* (both, or neither) */
+} web_server_options;
+
+/* Listens as O says and serves FLEET, which must outlive the server. O's
+ * strings are needed only during the call. NULL with a message. */
+web_server *web_server_start(web_fleet *fleet, const web_server_options *o, char *err,
                              size_t errlen);
 
 /* The port it listens on. */
