@@ -366,7 +366,11 @@ void runner_report_set(cJSON *doc, const char *key, cJSON *value)
 
 void runner_report_pose(cJSON *doc, mission_world *w)
 {
-    drone_pose p = mission_world_pose(w);
+    runner_report_pose_at(doc, mission_world_pose(w));
+}
+
+void runner_report_pose_at(cJSON *doc, drone_pose p)
+{
     cJSON *pose = cJSON_CreateObject();
     cJSON_AddNumberToObject(pose, "x", round(p.x * 10) / 10);
     cJSON_AddNumberToObject(pose, "y", round(p.y * 10) / 10);

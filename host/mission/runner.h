@@ -195,4 +195,7 @@ void runner_report_set(cJSON *doc, const char *key, cJSON *value);
 /* The current pose into DOC's "pose". */
 void runner_report_pose(cJSON *doc, mission_world *w);
 
+/* P (rounded, yaw in [0, 360)) into DOC's "pose". */
+void runner_report_pose_at(cJSON *doc, drone_pose p);
+
 #endif
