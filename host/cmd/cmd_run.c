@@ -9,6 +9,7 @@
 #include "cmd/cli.h"
 #include "drone/tello.h"
 #include "mission/flight.h"
+#include "mission/replay.h"
 #include "mission/runner.h"
 #include "verify/gate.h"
 #include "vision/options.h"
@@ -368,42 +369,24 @@ static void gate_init(const run_args *a, const skill_registry *reg, const scene 
 
 /* ---- recording and replay ------------------------------------------------ */
 
-/* Takes the recorded limits, skill directories and controller settings the
- * command line did not give. Returns the parsed params, which hold the
- * directory names: keep them until the run is over. */
-static cJSON *apply_params(run_args *a, const char *text)
+/* Takes the recorded limits, skill directories and controller settings
+ * (P, from the store) the command line did not give. */
+static void apply_params(run_args *a, const replay_params *p)
 {
-    cJSON *p = text ? cJSON_Parse(text) : NULL;
-    const cJSON *v;
-    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "stream"))) a->no_stream = true;
-    if (!a->max_tries && cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_tries")))
-        a->max_tries = (unsigned long long)v->valuedouble;
-    if (a->max_replans == ~0ull &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_replans")))
-        a->max_replans = (unsigned long long)v->valuedouble;
-    if (!a->c.limits.max_instructions &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_instructions")))
-        a->c.limits.max_instructions = (uint64_t)v->valuedouble;
-    if (!a->c.limits.max_memory &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_memory")))
-        a->c.limits.max_memory = (size_t)v->valuedouble;
-    if (!a->c.limits.timeout_ms &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "timeout_ms")))
-        a->c.limits.timeout_ms = (uint64_t)v->valuedouble;
-    /* The store is read, not trusted: out-of-range caps keep the defaults. */
-    v = cJSON_GetObjectItemCaseSensitive(p, "max_pictures");
-    if (!a->max_pictures && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 100000)
-        a->max_pictures = (unsigned long long)v->valuedouble;
-    v = cJSON_GetObjectItemCaseSensitive(p, "max_picture_bytes");
-    if (!a->max_picture_bytes && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < 1e18)
-        a->max_picture_bytes = (unsigned long long)v->valuedouble;
-    v = cJSON_GetObjectItemCaseSensitive(p, "skills");
-    for (const cJSON *d = a->c.n_skill_dirs  ? NULL
-                          : cJSON_IsArray(v) ? v->child
-                                             : NULL;
-         d && a->c.n_skill_dirs < CLI_MAX_SKILL_DIRS; d = d->next)
-        if (cJSON_IsString(d)) a->c.skill_dirs[a->c.n_skill_dirs++] = d->valuestring;
-    return p;
+    if (!p->stream) a->no_stream = true;
+    if (!a->max_tries && p->max_tries) a->max_tries = (unsigned long long)p->max_tries;
+    if (a->max_replans == ~0ull && p->max_replans >= 0)
+        a->max_replans = (unsigned long long)p->max_replans;
+    if (!a->c.limits.max_instructions) a->c.limits.max_instructions = p->limits.max_instructions;
+    if (!a->c.limits.max_memory) a->c.limits.max_memory = p->limits.max_memory;
+    if (!a->c.limits.timeout_ms) a->c.limits.timeout_ms = p->limits.timeout_ms;
+    if (!a->max_pictures) a->max_pictures = (unsigned long long)p->max_pictures;
+    if (!a->max_picture_bytes) a->max_picture_bytes = p->max_picture_bytes;
+    for (int i = 0; !a->c.n_skill_dirs && i < p->n_skill_dirs && i < CLI_MAX_SKILL_DIRS; i++)
+        a->c.skill_dirs[i] = p->skill_dirs[i];
+    if (!a->c.n_skill_dirs)
+        a->c.n_skill_dirs =
+            p->n_skill_dirs < CLI_MAX_SKILL_DIRS ? p->n_skill_dirs : CLI_MAX_SKILL_DIRS;
 }
 
 /* What one run flies: a plan, or the task of A (the mission controller). */
@@ -559,45 +542,6 @@ static int print_report(run_args *a, cJSON *doc)
     return CLI_OK;
 }
 
-/* Loads mission ID's recorded scene into a new scene, or NULL. */
-static scene *recorded_scene(const store_replay *r, char *err, size_t errlen)
-{
-    const char *text = store_replay_scene(r);
-    long long id = (long long)store_replay_mission(r);
-    if (!text) {
-        snprintf(err, errlen, "mission %lld has no recorded scene to fly in", id);
-        return NULL;
-    }
-    scene *sc = malloc(sizeof *sc);
-    char msg[512];
-    if (!sc) {
-        snprintf(err, errlen, "out of memory");
-    } else if (scene_parse(sc, text, strlen(text), msg, sizeof msg)) {
-        snprintf(err, errlen, "mission %lld: recorded scene: %s", id, msg);
-        free(sc);
-        sc = NULL;
-    }
-    return sc;
-}
-
-/* True when mission ID was flown in the simulator; else false with why. A
- * real drone's mission is not replayed: its skill calls came from the real
- * world, which the simulator cannot fly again. */
-static bool flown_in_sim(store *s, long long id, char *err, size_t errlen)
-{
-    cJSON *doc = store_mission_json(s, id, err, errlen);
-    if (!doc) return false;
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "drone");
-    bool sim = !cJSON_IsString(d) || strcmp(d->valuestring, "sim") == 0;
-    if (!sim)
-        snprintf(err, errlen,
-                 "mission %lld was flown on %s: --replay flies simulator missions only", id,
-                 d->valuestring);
-    cJSON_Delete(doc);
-    return sim;
-}
-
 /* --replay ID: the recorded mission flown again as a new mission, then its
  * skill calls compared with the recorded ones. Exit 0 when they match (even
  * when the mission itself failed the same way again), 1 when they do not. */
@@ -611,15 +555,17 @@ static int run_replay(run_args *a)
     int rc = CLI_FAIL;
     if (!r) {
         cli_fail(a->c.cmd, "%s", err);
-    } else if (!flown_in_sim(s, a->replay, err, sizeof err)) {
+    } else if (!mission_replay_in_sim(s, a->replay, err, sizeof err)) {
         cli_fail(a->c.cmd, "%s", err);
     } else if (!store_replay_task(r) && !store_replay_plan(r, 0)) {
         cli_fail(a->c.cmd, "mission %lld recorded no plan", a->replay);
-    } else if (!(sc = recorded_scene(r, err, sizeof err))) {
+    } else if (!(sc = mission_replay_scene(r, err, sizeof err))) {
         cli_fail(a->c.cmd, "%s", err);
     } else {
         if (!a->seed_set) a->seed = (unsigned long long)store_replay_seed(r);
-        cJSON *params = apply_params(a, store_replay_params(r));
+        replay_params params;
+        mission_replay_params(store_replay_params(r), &params);
+        apply_params(a, &params);
         /* A task flies through the controller, with the recorded replies
          * for an LLM; a --plan mission flies its plan. */
         a->task = store_replay_task(r);
@@ -631,9 +577,7 @@ static int run_replay(run_args *a)
         fly(a, &f, &doc, &id);
         if (doc) {
             char why[1024] = "";
-            /* A picture's path names the file this run wrote: it differs. */
-            static const char *const any_result[] = {"take_picture", NULL};
-            int same = store_calls_match_except(s, a->replay, id, any_result, why, sizeof why);
+            int same = mission_replay_same_calls(s, a->replay, id, why, sizeof why);
             cJSON *rep = cJSON_AddObjectToObject(doc, "replay");
             cJSON_AddNumberToObject(rep, "of", (double)a->replay);
             cJSON_AddBoolToObject(rep, "match", same == 1);
@@ -648,7 +592,7 @@ static int run_replay(run_args *a)
             rc = same == 1 ? CLI_OK : CLI_FAIL;
             if (print_report(a, doc) != CLI_OK) rc = CLI_FAIL;
         }
-        cJSON_Delete(params);
+        mission_replay_params_free(&params);
     }
     free(sc);
     store_replay_free(r);

@@ -5,6 +5,7 @@
 #include "llm/prompt.h"
 #include "mission/probe.h"
 #include "mission/record.h"
+#include "mission/replay.h"
 #include "mission/watchdog.h"
 #include "skills/skills.h"
 #include "vision/pipeline.h"
@@ -266,7 +267,7 @@ static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen
     mo.run = run_opts(fl);
     mo.task = c->task;
     mo.prompts = ps;
-    mo.llm = c->replies ? mission_record_replay_llm(c->replies) : mission_llm_default(c->llm);
+    mo.llm = c->replies ? mission_replay_llm(c->replies) : mission_llm_default(c->llm);
     mo.obs = observer(fl);
     mo.stream = c->stream;
     if (c->max_tries > 0) mo.max_tries = c->max_tries;
@@ -294,18 +295,6 @@ static int land_or_fail(flight *fl, char *err, size_t errlen)
     size_t n = strlen(err);
     snprintf(err + n, errlen - n, "%s%s", n ? "; " : "", why);
     return -1;
-}
-
-/* The one mapping from how a flight ended to the status it is recorded
- * with: the report's OK decides between ok and not; the runner's outcome
- * (or the cancel flag) tells a cancel from a failure. A failed landing is
- * a failure, also after a cancel: the drone may still be up. */
-static store_status flight_status(bool ok, runner_status run, bool cancel, bool landed)
-{
-    store_status status = ok ? STORE_OK : mission_record_status(run);
-    if (!ok && cancel) status = STORE_CANCELLED;
-    if ((status == STORE_OK && !ok) || !landed) status = STORE_FAILED;
-    return status;
 }
 
 /* Ends the mission's record with OUT's status and error. */
@@ -353,13 +342,22 @@ static void finish(flight *fl, flight_outcome *out)
         return;
     }
     fl->dog = NULL;
-    out->landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
-    if (!out->landed) {
+    bool landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
+    if (!landed) {
         ok = false;
         runner_report_set(doc, "ok", cJSON_CreateFalse());
         runner_report_set(doc, "error", cJSON_CreateString(out->error));
     }
-    out->status = flight_status(ok, out->run.status, cancelled(fl), out->landed);
+    /* The one mapping from how a flight ended to the status it is recorded
+     * with: the report's "ok" decides between ok and not; the runner's
+     * outcome (or the cancel flag: a cancelled LLM request) tells a cancel
+     * from a failure. A failed landing is a failure, also after a cancel:
+     * the drone may still be up. */
+    store_status status = ok ? STORE_OK : runner_store_status(out->run.status);
+    if (!ok && cancelled(fl)) status = STORE_CANCELLED;
+    if ((status == STORE_OK && !ok) || !landed) status = STORE_FAILED;
+    out->status = status;
+    out->landed = landed;
     out->ok = ok;
     close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
     /* "ok" would contradict the failure: a mission the store lost the end
