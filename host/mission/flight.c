@@ -476,7 +476,7 @@ int flight_fly(const flight_config *c, flight_outcome *out)
     }
     char err[512];
     fl->dog = watchdog_start(on_hang, fl, c->cancel, err, sizeof err);
-    if (!fl->dog && c->progress) fprintf(c->progress, "aloft: %s\n", err);
+    if (!fl->dog) fprintf(stderr, "aloft: %s\n", err);
     int rc = fly_in_world(fl, out);
     if (fl->world.drone) out->pose = mission_world_pose(&fl->world);
     mission_world_close(&fl->world, c->land);
