@@ -18,7 +18,10 @@ typedef struct flight {
     const flight_config *c;
     mission_world world;
     mission_record *rec;
-    mission_observer rec_obs; /* the store's observer, called before the sinks */
+    mission_observer rec_obs; /* the store's observer */
+    /* Where events go: the recorder, then the configuration's sinks. */
+    flight_sink sinks[FLIGHT_MAX_SINKS + 1];
+    int n_sinks;
     watchdog *dog;
     int64_t id;
     flight_outcome hung; /* the watchdog's outcome, once it fired */
@@ -72,57 +75,66 @@ char *flight_params_json(const flight_config *c)
     return text;
 }
 
-/* ---- events: the recorder first, then every sink ------------------------ */
+/* ---- events: one list of sinks, the recorder's first ------------------------ */
+
+/* The recorder's observer (record.h) as the flight's first sink: what a
+ * front end shows is on disk already. Its skill events are recorded by the
+ * runner itself, which must cancel the sandbox on a failed write before the
+ * skill acts. */
+static void rec_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                    const llm_result *res)
+{
+    const mission_observer *o = ud;
+    if (o->llm_exchange) o->llm_exchange(o->ud, kind, msgs, nmsgs, res);
+}
+
+static void rec_plan(void *ud, int index, const char *text, size_t len, const char *diagnostics)
+{
+    const mission_observer *o = ud;
+    if (o->plan) o->plan(o->ud, index, text, len, diagnostics);
+}
+
+static void rec_scene(void *ud, const char *description)
+{
+    const mission_observer *o = ud;
+    if (o->scene) o->scene(o->ud, description);
+}
+
+/* Calls EVENT (with its arguments) on every sink of FL that has it. */
+#define EACH_SINK(fl, event, ...)                                                                  \
+    for (int i = 0; i < (fl)->n_sinks; i++)                                                        \
+        if ((fl)->sinks[i].event) (fl)->sinks[i].event((fl)->sinks[i].ud, __VA_ARGS__)
 
 static void on_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
                    const llm_result *res)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.llm_exchange) fl->rec_obs.llm_exchange(fl->rec_obs.ud, kind, msgs, nmsgs, res);
-    for (int i = 0; i < fl->c->n_sinks; i++)
-        if (fl->c->sinks[i].llm) fl->c->sinks[i].llm(fl->c->sinks[i].ud, kind, msgs, nmsgs, res);
+    EACH_SINK((flight *)ud, llm, kind, msgs, nmsgs, res);
 }
 
 static void on_plan(void *ud, int index, const char *text, size_t len, const char *diagnostics)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.plan) fl->rec_obs.plan(fl->rec_obs.ud, index, text, len, diagnostics);
-    for (int i = 0; i < fl->c->n_sinks; i++)
-        if (fl->c->sinks[i].plan)
-            fl->c->sinks[i].plan(fl->c->sinks[i].ud, index, text, len, diagnostics);
+    EACH_SINK((flight *)ud, plan, index, text, len, diagnostics);
 }
 
 static void on_plan_text(void *ud, int index, const char *text, size_t len)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.plan_text) fl->rec_obs.plan_text(fl->rec_obs.ud, index, text, len);
-    for (int i = 0; i < fl->c->n_sinks; i++)
-        if (fl->c->sinks[i].plan_text)
-            fl->c->sinks[i].plan_text(fl->c->sinks[i].ud, index, text, len);
+    EACH_SINK((flight *)ud, plan_text, index, text, len);
 }
 
 static void on_statement(void *ud, int index, const char *text, size_t len, int depth)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.statement) fl->rec_obs.statement(fl->rec_obs.ud, index, text, len, depth);
-    for (int i = 0; i < fl->c->n_sinks; i++)
-        if (fl->c->sinks[i].statement)
-            fl->c->sinks[i].statement(fl->c->sinks[i].ud, index, text, len, depth);
+    EACH_SINK((flight *)ud, statement, index, text, len, depth);
 }
 
 static void on_scene(void *ud, const char *description)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.scene) fl->rec_obs.scene(fl->rec_obs.ud, description);
-    for (int i = 0; i < fl->c->n_sinks; i++)
-        if (fl->c->sinks[i].scene) fl->c->sinks[i].scene(fl->c->sinks[i].ud, description);
+    EACH_SINK((flight *)ud, scene, description);
 }
 
 static void on_skill(void *ud, const skill_event *ev)
 {
     flight *fl = ud;
-    for (int i = 0; i < fl->c->n_sinks; i++)
-        if (fl->c->sinks[i].skill) fl->c->sinks[i].skill(fl->c->sinks[i].ud, &fl->world, ev);
+    EACH_SINK(fl, skill, &fl->world, ev);
 }
 
 static mission_observer observer(flight *fl)
@@ -431,6 +443,11 @@ static int open_record(flight *fl, flight_outcome *out)
     }
     out->mission_id = fl->id;
     fl->rec_obs = mission_record_observer(fl->rec, c->llm ? c->llm->model : c->model);
+    fl->sinks[0] =
+        (flight_sink){.llm = rec_llm, .plan = rec_plan, .scene = rec_scene, .ud = &fl->rec_obs};
+    for (int i = 0; i < c->n_sinks && i < FLIGHT_MAX_SINKS; i++)
+        fl->sinks[1 + i] = c->sinks[i];
+    fl->n_sinks = 1 + (c->n_sinks < FLIGHT_MAX_SINKS ? c->n_sinks : FLIGHT_MAX_SINKS);
     return 0;
 }
 
@@ -438,15 +455,13 @@ static int fly_in_world(flight *fl, flight_outcome *out)
 {
     const flight_config *c = fl->c;
     char err[1024] = "";
-    for (int i = 0; i < c->n_sinks; i++)
-        if (c->sinks[i].begin) c->sinks[i].begin(c->sinks[i].ud, fl->id);
+    EACH_SINK(fl, begin, fl->id);
     int opened = open_world(fl, err, sizeof err);
     /* After open_world, which clears the world: a landing after a cancel
      * hurries. */
     fl->world.cancel = c->cancel;
     if (opened) return abandon(fl, out, err);
-    for (int i = 0; i < c->n_sinks; i++)
-        if (c->sinks[i].world) c->sinks[i].world(c->sinks[i].ud, &fl->world);
+    EACH_SINK(fl, world, &fl->world);
     if (c->plan) {
         out->report = fly_plan(fl, &out->run, &out->llm_calls);
         if (!out->report) errmsg_set(err, sizeof err, "out of memory");
