@@ -87,7 +87,7 @@ static char *fly(int i, bool record, char *err, size_t errlen)
     if (rec) {
         if (mission_record_error(rec)) snprintf(err, errlen, "%s", mission_record_error(rec));
         bool failed = mission_record_error(rec) != NULL;
-        if (mission_record_close(rec, mission_record_status(out.status), NULL,
+        if (mission_record_close(rec, runner_store_status(out.status), NULL,
                                  cJSON_GetObjectItem(doc, "result"), err, errlen) ||
             failed) {
             free(sig);

@@ -11,6 +11,8 @@
  *   again the way the recorded exchange failed, and stays diverged.
  */
 #include "mission/record.h"
+#include "mission/controller.h"
+#include "mission/replay.h"
 #include "test_store_check.h"
 
 #include <math.h>
@@ -166,7 +168,7 @@ static void test_store_failure(store *s)
     CHECK(fabs(mission_world_pose(&w).yaw) < 1e-6, "the drone did not turn: yaw %f",
           mission_world_pose(&w).yaw);
     CHECK(cJSON_GetArraySize(item(run, "logs")) == 0, "nothing ran after the failure");
-    CHECK(mission_record_status(out.status) == STORE_FAILED, "failed");
+    CHECK(runner_store_status(out.status) == STORE_FAILED, "failed");
     mission_record_free(rec);
     mission_world_close(&w, true);
     store_mission_end(m, STORE_FAILED, out.reason, NULL, err, sizeof err);
@@ -267,7 +269,7 @@ static void test_controller(store *s)
     store_replay *rp = store_replay_open(s, id, err, sizeof err);
     CHECK(rp, "replay: %s", err);
     if (!rp) return;
-    mission_llm src = mission_record_replay_llm(rp);
+    mission_llm src = mission_replay_llm(rp);
     deltas d = {"", 0, 0};
     llm_request req = {msgs, 2, on_delta, &d, NULL, 0};
     llm_result out;

@@ -5,6 +5,7 @@
  */
 #include "drone/sim.h"
 #include "mission/record.h"
+#include "mission/runner.h"
 #include "mission/sighting.h"
 
 #include <math.h>
@@ -130,7 +131,7 @@ static void test_missions_feed_the_object_memory(const char *src)
         cJSON *doc = runner_run(&o);
         CHECK(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ok")), "mission %d failed", run + 1);
         mission_world_close(&w, true);
-        CHECK(mission_record_close(rec, mission_record_status(out.status), NULL, NULL, err,
+        CHECK(mission_record_close(rec, runner_store_status(out.status), NULL, NULL, err,
                                    sizeof err) == 0,
               "%s", err);
         cJSON_Delete(doc);

@@ -235,6 +235,14 @@ void cli_cancel_begin(void)
     if (!hang_watch) fprintf(stderr, "aloft: %s\n", err);
 }
 
+void cli_cancel_begin_flight(void)
+{
+    atomic_store(&cancel_flag, false);
+    atomic_store(&cancel_target, NULL);
+    set_handler(on_signal);
+    hang_watch = NULL;
+}
+
 void cli_cancel_sandbox(sandbox *sb)
 {
     atomic_store(&cancel_target, sb);

@@ -116,6 +116,9 @@ skill_registry *cli_load_registry(const cli_common *c);
  * callback) and cancels the sandbox given to cli_cancel_sandbox, if any —
  * also one given after the signal came. */
 void cli_cancel_begin(void);
+/* The same for a flight (mission/flight.h), which has its own watchdog:
+ * cli_cancel_sandbox then only points the signals at the sandbox. */
+void cli_cancel_begin_flight(void);
 void cli_cancel_sandbox(sandbox *sb);
 void cli_cancel_end(void);
 

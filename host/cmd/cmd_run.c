@@ -7,15 +7,12 @@
  * --detector and --source give the mission real eyes: the vision pipeline
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
-#include "cmd/run_probe.h"
 #include "drone/tello.h"
-#include "mission/controller.h"
-#include "mission/record.h"
-#include "mission/watchdog.h"
+#include "mission/flight.h"
+#include "mission/replay.h"
 #include "mission/runner.h"
 #include "verify/gate.h"
 #include "vision/options.h"
-#include "vision/pipeline.h"
 
 #include <limits.h>
 #include <stdatomic.h>
@@ -340,7 +337,7 @@ static int parse_args(run_args *a, int argc, char **argv)
     return -1; /* go on */
 }
 
-/* The plan's sandbox takes Ctrl-C from here (cli_cancel_begin in fly). */
+/* The plan's sandbox takes Ctrl-C from here (cli_cancel_begin_flight in fly). */
 static void set_cancel(void *ud, sandbox *sb)
 {
     (void)ud;
@@ -370,131 +367,37 @@ static void gate_init(const run_args *a, const skill_registry *reg, const scene 
     g->cancel_to = cli_cancel_sandbox;
 }
 
-/* Flies --task with the mission controller, recorded by REC; the LLM
- * replies come from REPLAY when it is not NULL; --verify samples its worlds
- * from SC (the scene file: a Tello world's scene starts where it took off). */
-static cJSON *run_task(const run_args *a, const skill_registry *reg, mission_world *world,
-                       const scene *sc, mission_record *rec, store_replay *replay,
-                       runner_outcome *out, char *err, size_t errlen)
-{
-    prompt_set *ps = prompt_load(a->prompts, err, errlen);
-    if (!ps) return NULL;
-    llm_config cfg;
-    llm_settings(a, &cfg);
-    mission_opts mo;
-    mission_opts_defaults(&mo);
-    mo.run.reg = reg;
-    mo.run.world = world;
-    mo.run.limits = cli_limits(&a->c);
-    mo.run.progress = a->quiet ? NULL : stderr;
-    mo.run.on_sandbox = set_cancel;
-    mo.task = a->task;
-    mo.prompts = ps;
-    mo.llm = replay ? mission_record_replay_llm(replay) : mission_llm_default(&cfg);
-    mo.run.record = rec;
-    mo.run.t0_ms = mission_record_t0_ms(rec);
-    mo.obs = mission_record_observer(rec, cfg.model);
-    mo.stream = !a->no_stream;
-    if (a->max_tries) mo.max_tries = (int)a->max_tries;
-    if (a->max_replans != ~0ull) mo.max_replans = (int)a->max_replans;
-    mo.cancel = cli_cancel_flag();
-    mo.outcome = out;
-    verify_gate g;
-    gate_init(a, reg, sc, &g);
-    if (a->verify) {
-        g.from = world;
-        mo.vet = verify_gate_check, mo.vet_ud = &g;
-        mo.run.on_sandbox = verify_gate_mission_sandbox, mo.run.on_sandbox_ud = &g;
-    }
-    cJSON *doc = mission_run(&mo);
-    if (doc && g.reports)
-        cJSON_AddItemToObject(doc, "verify", g.reports);
-    else
-        cJSON_Delete(g.reports);
-    prompt_free(ps);
-    if (!doc) snprintf(err, errlen, "out of memory");
-    return doc;
-}
-
 /* ---- recording and replay ------------------------------------------------ */
 
-/* The run options recorded with the mission, so that --replay flies it
- * again under the same limits, skills and controller settings. */
-static char *params_json(const run_args *a)
+/* Takes the recorded limits, skill directories and controller settings
+ * (P, from the store) the command line did not give. */
+static void apply_params(run_args *a, const replay_params *p)
 {
-    cJSON *p = cJSON_CreateObject();
-    sandbox_limits l = cli_limits(&a->c);
-    cJSON_AddNumberToObject(p, "time_scale", a->time_scale);
-    if (a->task) {
-        cJSON_AddBoolToObject(p, "stream", !a->no_stream);
-        if (a->max_tries) cJSON_AddNumberToObject(p, "max_tries", (double)a->max_tries);
-        if (a->max_replans != ~0ull)
-            cJSON_AddNumberToObject(p, "max_replans", (double)a->max_replans);
-    }
-    cJSON_AddNumberToObject(p, "max_instructions", (double)l.max_instructions);
-    cJSON_AddNumberToObject(p, "max_memory", (double)l.max_memory);
-    cJSON_AddNumberToObject(p, "timeout_ms", (double)l.timeout_ms);
-    if (a->max_pictures) cJSON_AddNumberToObject(p, "max_pictures", (double)a->max_pictures);
-    if (a->max_picture_bytes)
-        cJSON_AddNumberToObject(p, "max_picture_bytes", (double)a->max_picture_bytes);
-    cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
-    for (int i = 0; i < a->c.n_skill_dirs; i++) {
-        char *abs = realpath(a->c.skill_dirs[i], NULL);
-        cJSON_AddItemToArray(dirs, cJSON_CreateString(abs ? abs : a->c.skill_dirs[i]));
-        free(abs);
-    }
-    char *text = cJSON_PrintUnformatted(p);
-    cJSON_Delete(p);
-    return text;
-}
-
-/* Takes the recorded limits, skill directories and controller settings the
- * command line did not give. Returns the parsed params, which hold the
- * directory names: keep them until the run is over. */
-static cJSON *apply_params(run_args *a, const char *text)
-{
-    cJSON *p = text ? cJSON_Parse(text) : NULL;
-    const cJSON *v;
-    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "stream"))) a->no_stream = true;
-    if (!a->max_tries && cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_tries")))
-        a->max_tries = (unsigned long long)v->valuedouble;
-    if (a->max_replans == ~0ull &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_replans")))
-        a->max_replans = (unsigned long long)v->valuedouble;
-    if (!a->c.limits.max_instructions &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_instructions")))
-        a->c.limits.max_instructions = (uint64_t)v->valuedouble;
-    if (!a->c.limits.max_memory &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "max_memory")))
-        a->c.limits.max_memory = (size_t)v->valuedouble;
-    if (!a->c.limits.timeout_ms &&
-        cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(p, "timeout_ms")))
-        a->c.limits.timeout_ms = (uint64_t)v->valuedouble;
-    /* The store is read, not trusted: out-of-range caps keep the defaults. */
-    v = cJSON_GetObjectItemCaseSensitive(p, "max_pictures");
-    if (!a->max_pictures && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 100000)
-        a->max_pictures = (unsigned long long)v->valuedouble;
-    v = cJSON_GetObjectItemCaseSensitive(p, "max_picture_bytes");
-    if (!a->max_picture_bytes && cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < 1e18)
-        a->max_picture_bytes = (unsigned long long)v->valuedouble;
-    v = cJSON_GetObjectItemCaseSensitive(p, "skills");
-    for (const cJSON *d = a->c.n_skill_dirs  ? NULL
-                          : cJSON_IsArray(v) ? v->child
-                                             : NULL;
-         d && a->c.n_skill_dirs < CLI_MAX_SKILL_DIRS; d = d->next)
-        if (cJSON_IsString(d)) a->c.skill_dirs[a->c.n_skill_dirs++] = d->valuestring;
-    return p;
+    if (!p->stream) a->no_stream = true;
+    if (!a->max_tries && p->max_tries) a->max_tries = (unsigned long long)p->max_tries;
+    if (a->max_replans == ~0ull && p->max_replans >= 0)
+        a->max_replans = (unsigned long long)p->max_replans;
+    if (!a->c.limits.max_instructions) a->c.limits.max_instructions = p->limits.max_instructions;
+    if (!a->c.limits.max_memory) a->c.limits.max_memory = p->limits.max_memory;
+    if (!a->c.limits.timeout_ms) a->c.limits.timeout_ms = p->limits.timeout_ms;
+    if (!a->max_pictures) a->max_pictures = (unsigned long long)p->max_pictures;
+    if (!a->max_picture_bytes) a->max_picture_bytes = p->max_picture_bytes;
+    for (int i = 0; !a->c.n_skill_dirs && i < p->n_skill_dirs && i < CLI_MAX_SKILL_DIRS; i++)
+        a->c.skill_dirs[i] = p->skill_dirs[i];
+    if (!a->c.n_skill_dirs)
+        a->c.n_skill_dirs =
+            p->n_skill_dirs < CLI_MAX_SKILL_DIRS ? p->n_skill_dirs : CLI_MAX_SKILL_DIRS;
 }
 
 /* What one run flies: a plan, or the task of A (the mission controller). */
-typedef struct flight {
+typedef struct run_input {
     const char *plan; /* NULL for a task */
     size_t plan_len;
     const scene *scene;
     const char *scene_json; /* recorded with the mission (valid JSON), or NULL */
     int64_t replay_of;
     store_replay *replies; /* replay: the recorded LLM replies, or NULL */
-} flight;
+} run_input;
 
 /* The model a --task run asks (--model, else $ALOFT_MODEL), or NULL. */
 static const char *model_name(const run_args *a)
@@ -503,225 +406,121 @@ static const char *model_name(const run_args *a)
     return !a->task ? NULL : a->model ? a->model : env && *env ? env : NULL;
 }
 
-/* Ctrl-C before the plan runs (connect, takeoff, opening the Tello's video
- * stream): the driver's calls give up, and the world lands when closed. */
-static bool launch_aborted(void *ud)
+/* On the watchdog's thread, the plan's thread being stuck: the flight
+ * landed the drone and recorded the mission as hung; report, then exit
+ * (the VM's thread may never return: joining it, or running exit()'s
+ * handlers while it holds the state, could hang too). */
+static void on_hang(void *ud, const flight_outcome *out)
 {
-    (void)ud;
-    return atomic_load(cli_cancel_flag());
-}
-
-/* Opens the world A flies in: the simulator in F's scene (it takes off at
- * once), or the Tello behind the limits of --scene (or the default ones),
- * connected (battery check) and launched; then the eyes, if a detector was
- * asked for. On failure W holds what was opened: close it. */
-static int open_world(const run_args *a, const flight *f, mission_world *w, char *err,
-                      size_t errlen)
-{
-    if (a->on_tello) {
-        drone *drv = tello_new(&a->tello, err, errlen);
-        if (!drv || mission_world_wrap(w, drv, a->c.scene, err, errlen)) return -1;
-        if (!a->quiet)
-            fprintf(stderr, "connecting to the Tello at %s:%d\n", a->tello.host, a->tello.port);
-        w->drone->abort = launch_aborted;
-        int rc = mission_world_launch(w, err, errlen);
-        w->drone->abort = NULL;
-        if (rc) return -1;
-        if (atomic_load(cli_cancel_flag())) {
-            snprintf(err, errlen, "cancelled before the plan started");
-            return -1;
-        }
-    } else {
-        sim_options so = {.time_scale = a->time_scale,
-                          .seed = a->seed,
-                          .picture_dir = a->pictures,
-                          .max_pictures = (int)a->max_pictures,
-                          .max_picture_bytes = a->max_picture_bytes};
-        if (mission_world_sim_scene(w, f->scene, &so, err, errlen)) return -1;
-    }
-    vision_options vo = a->vision;
-    if (vo.det.kind == VISION_DETECTOR_SIM && a->on_tello) return 0; /* no camera */
-    if (vo.det.kind == VISION_DETECTOR_SIM && !vo.source) return 0;  /* the sim's camera */
-    char src[32];
-    /* The Tello streams since connect sent `streamon`. */
-    if (!vo.source) vo.source = tello_video_source(&a->tello, src, sizeof src);
-    if (mission_world_eyes(w, &vo, err, errlen)) return -1;
-    if (!a->quiet) fprintf(stderr, "vision: %s\n", vision_pipeline_describe(w->eyes));
-    if (a->on_tello && atomic_load(cli_cancel_flag())) {
-        snprintf(err, errlen, "cancelled before the plan started");
-        return -1;
-    }
-    return 0;
-}
-
-/* Flies F in the simulator or on the Tello, recorded as a new mission (SPEC §12: every run
- * is recorded; a store that cannot be opened stops the run before it
- * flies). The report, with "mission_id", goes to *DOC (NULL if the run
- * never started). Returns the exit status. */
-/* Begins recording F as a new mission (its id in *ID), reading poses from
- * WORLD. NULL with a message. */
-static mission_record *record_open(const run_args *a, const flight *f, mission_world *world,
-                                   int64_t *id, char *err, size_t errlen)
-{
-    char *params = params_json(a);
-    char drone_name[300];
-    snprintf(drone_name, sizeof drone_name, "tello:%s", a->tello.host);
-    store_mission_info info = {.task = a->task,
-                               .drone = a->on_tello ? drone_name : "sim",
-                               .model = model_name(a),
-                               .scene_json = f->scene_json,
-                               .params_json = params,
-                               .seed = (int64_t)a->seed,
-                               .replay_of = f->replay_of};
-    mission_record *rec = mission_record_open(a->db, &info, world, err, errlen);
-    free(params);
-    if (!rec) return NULL;
-    *id = store_mission_id(mission_record_mission(rec));
-    if (!a->quiet)
-        fprintf(stderr, "mission %lld (recorded in %s)\n", (long long)*id,
-                store_path(mission_record_store(rec)));
-    return rec;
-}
-
-/* Lands W (when LAND) before the mission's outcome is recorded: a landing
- * that fails or is never acknowledged makes the mission fail (SPEC §7).
- * Appends the reason to ERR (after what is there) and returns -1 then. */
-static int land_or_fail(mission_world *w, bool land, char *err, size_t errlen)
-{
-    char why[600];
-    if (!land || mission_world_land(w, why, sizeof why) == 0) return 0;
-    size_t n = strlen(err);
-    snprintf(err + n, errlen - n, "%s%s", n ? "; " : "", why);
-    return -1;
-}
-
-/* Marks DOC failed with ERR: the landing failed after the plan ran. */
-static void report_landing_failed(const run_args *a, cJSON *doc, const char *err)
-{
-    runner_report_set(doc, "ok", cJSON_CreateFalse());
-    runner_report_set(doc, "error", cJSON_CreateString(err));
-    fprintf(stderr, "aloft %s: %s\n", a->c.cmd, err);
-}
-
-/* What the watchdog needs to end a hung mission (cli_cancel_on_hang). */
-typedef struct run_hang {
-    const run_args *a;
-    mission_world *world;
-    mission_record *rec;
-    int64_t id;
-} run_hang;
-
-/* On the watchdog's thread, the plan's thread being stuck: land, record,
- * report; the process then exits. */
-static void on_hang(void *ud, const char *msg)
-{
-    run_hang *h = ud;
-    char why[1024];
-    watchdog_end_mission(h->world, h->rec, msg, why, sizeof why);
+    const run_args *a = ud;
     cJSON *doc = runner_report_new(NULL, 0);
-    runner_report_set(doc, "error", cJSON_CreateString(why));
-    runner_report_pose(doc, h->world);
-    cJSON_AddNumberToObject(doc, "mission_id", (double)h->id);
-    if (h->a->c.json) {
+    runner_report_set(doc, "error", cJSON_CreateString(out->error));
+    runner_report_pose_at(doc, out->pose);
+    cJSON_AddNumberToObject(doc, "mission_id", (double)out->mission_id);
+    if (a->c.json) {
         cli_print_json(doc);
     } else {
-        fprintf(stderr, "aloft run: %s\n", why);
+        fprintf(stderr, "aloft run: %s\n", out->error);
         cJSON_Delete(doc);
     }
+    fflush(stdout);
+    fflush(stderr);
+    _exit(CLI_FAIL);
 }
 
-static int fly_recorded(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
+/* The flight of A flying IN (mission/flight.h); NAME holds the recorded
+ * drone name. */
+static void flight_setup(const run_args *a, const run_input *in, const skill_registry *reg,
+                         const llm_config *llm, char *name, size_t namelen, flight_config *c)
 {
-    char err[1024];
+    flight_config_defaults(c);
+    if (a->on_tello) {
+        c->tello = &a->tello;
+        snprintf(name, namelen, "tello:%s", a->tello.host);
+        c->drone_name = name;
+        c->land = a->tello.land_at_end;
+    }
+    c->sim = (sim_options){.time_scale = a->time_scale,
+                           .seed = a->seed,
+                           .picture_dir = a->pictures,
+                           .max_pictures = (int)a->max_pictures,
+                           .max_picture_bytes = a->max_picture_bytes};
+    c->vision = &a->vision;
+    c->scene = in->scene;
+    c->scene_path = a->c.scene;
+    c->scene_json = in->scene_json;
+    c->task = a->task;
+    c->plan = in->plan;
+    c->plan_len = in->plan_len;
+    c->reg = reg;
+    c->limits = cli_limits(&a->c);
+    c->llm = llm;
+    c->model = model_name(a);
+    c->prompts = a->prompts;
+    c->stream = !a->no_stream;
+    c->max_tries = (int)a->max_tries;
+    c->max_replans = a->max_replans == ~0ull ? -1 : (int)a->max_replans;
+    c->replies = in->replies;
+    c->replay_of = in->replay_of;
+    c->skill_dirs = a->c.skill_dirs;
+    c->n_skill_dirs = a->c.n_skill_dirs;
+    c->db = a->db;
+    c->progress = a->quiet ? NULL : stderr;
+    c->cancel = cli_cancel_flag();
+    c->on_sandbox = set_cancel;
+    c->on_hang = on_hang;
+    c->on_hang_ud = (void *)a;
+}
+
+/* --verify with --task: each plan starts from where the drone is. */
+static void gate_from(void *ud, mission_world *w)
+{
+    verify_gate *g = ud;
+    g->from = w;
+}
+
+/* Flies IN in the simulator or on the Tello, recorded as a new mission
+ * (SPEC §12: every run is recorded; a store that cannot be opened stops
+ * the run before it flies). The report, with "mission_id", goes to *DOC
+ * (NULL if the run never started). Returns the exit status. Ctrl-C stops
+ * the mission from the first connect to the last landing. */
+static int fly(const run_args *a, const run_input *in, cJSON **doc, int64_t *id)
+{
     *doc = NULL;
     skill_registry *reg = cli_load_registry(&a->c);
     if (!reg) return CLI_FAIL;
-    mission_world world;
-    memset(&world, 0, sizeof world);
-    mission_record *rec = record_open(a, f, &world, id, err, sizeof err);
-    if (!rec) {
-        registry_free(reg);
-        return cli_fail(a->c.cmd, "cannot record the mission: %s", err);
+    llm_config llm;
+    llm_settings(a, &llm);
+    char name[300];
+    flight_config c;
+    flight_setup(a, in, reg, &llm, name, sizeof name, &c);
+    verify_gate g;
+    gate_init(a, reg, in->scene, &g);
+    if (a->verify && a->task) {
+        c.vet = verify_gate_check, c.vet_ud = &g;
+        c.on_sandbox = verify_gate_mission_sandbox, c.on_sandbox_ud = &g;
+        flight_add_sink(&c, &(flight_sink){.world = gate_from, .ud = &g});
     }
-    bool land = a->on_tello ? a->tello.land_at_end : true;
-    int opened = open_world(a, f, &world, err, sizeof err);
-    world.cancel = cli_cancel_flag(); /* a landing after Ctrl-C hurries */
-    if (opened != 0) {
-        bool cancelled = a->on_tello && atomic_load(cli_cancel_flag());
-        if (land_or_fail(&world, land, err, sizeof err)) cancelled = false;
-        mission_record_close(rec, cancelled ? STORE_CANCELLED : STORE_FAILED, err, NULL, NULL, 0);
-        mission_world_close(&world, land);
-        registry_free(reg);
-        return cli_fail(a->c.cmd, "%s", err);
-    }
-    run_hang hang = {a, &world, rec, *id};
-    cli_cancel_on_hang(on_hang, &hang);
-    runner_outcome out;
-    memset(&out, 0, sizeof out);
-    if (f->plan) {
-        /* probe asks the configured LLM, as in a --task mission */
-        run_probe rp = {.prompts_dir = a->prompts, .world = &world, .cancel = cli_cancel_flag()};
-        llm_settings(a, &rp.cfg);
-        rp.obs = mission_record_observer(rec, rp.cfg.model);
-        runner_opts ro = {
-            .reg = reg,
-            .world = &world,
-            .plan = f->plan,
-            .plan_len = f->plan_len,
-            .limits = cli_limits(&a->c),
-            .progress = a->quiet ? NULL : stderr,
-            .on_sandbox = set_cancel,
-            .outcome = &out,
-            .record = rec,
-            .probe = run_probe_ask,
-            .probe_ud = &rp,
-        };
-        *doc = runner_run(&ro);
-        if (*doc) runner_report_set(*doc, "llm_calls", cJSON_CreateNumber(rp.calls));
-    } else {
-        *doc = run_task(a, reg, &world, f->scene, rec, f->replies, &out, err, sizeof err);
-        if (!*doc) {
-            land_or_fail(&world, land, err, sizeof err);
-            mission_record_close(rec, STORE_FAILED, err, NULL, NULL, 0);
-            mission_world_close(&world, land);
-            registry_free(reg);
-            return cli_fail(a->c.cmd, "%s", err);
-        }
-    }
-    cJSON_AddNumberToObject(*doc, "mission_id", (double)*id);
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
-    snprintf(err, sizeof err, "%s", cJSON_IsString(e) ? e->valuestring : "");
-    bool landed = land_or_fail(&world, land, err, sizeof err) == 0;
-    if (!landed) report_landing_failed(a, *doc, err);
-    e = cJSON_GetObjectItemCaseSensitive(*doc, "error");
-    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*doc, "ok"));
-    int rc = ok ? CLI_OK : CLI_FAIL;
-    /* The report's "ok" decides between ok and not; the outcome tells a
-     * cancel from a failure (it stays zero when no plan ran at all). A
-     * failed landing is a failure, also after a cancel. */
-    store_status status = ok ? STORE_OK : mission_record_status(out.status);
-    if ((status == STORE_OK && !ok) || !landed) status = STORE_FAILED;
-    if (mission_record_close(rec, status, cJSON_IsString(e) ? e->valuestring : NULL,
-                             cJSON_GetObjectItemCaseSensitive(*doc, "result"), err, sizeof err)) {
-        rc = cli_fail(a->c.cmd, "mission %lld not recorded to its end: %s", (long long)*id, err);
-        /* Exit 1 and "ok": true would contradict each other: a mission the
-         * store lost the end of (a full disk) is reported as failed. */
-        if (ok) {
-            runner_report_set(*doc, "ok", cJSON_CreateFalse());
-            runner_report_set(*doc, "error", cJSON_CreateString(cli_last_error()));
-        }
-    }
-    mission_world_close(&world, land);
-    registry_free(reg);
-    return rc;
-}
-
-/* Ctrl-C stops the mission from the first connect to the last landing. */
-static int fly(const run_args *a, const flight *f, cJSON **doc, int64_t *id)
-{
-    cli_cancel_begin();
-    int rc = fly_recorded(a, f, doc, id);
+    flight_outcome out;
+    cli_cancel_begin_flight();
+    int rc = flight_fly(&c, &out);
     cli_cancel_end();
+    *id = out.mission_id;
+    if (out.report && g.reports)
+        cJSON_AddItemToObject(out.report, "verify", g.reports);
+    else
+        cJSON_Delete(g.reports);
+    if (rc) {
+        rc = cli_fail(a->c.cmd, "%s", out.error);
+    } else {
+        if (!out.landed) fprintf(stderr, "aloft %s: %s\n", a->c.cmd, out.error);
+        rc = out.ok ? CLI_OK : CLI_FAIL;
+        if (!out.recorded) rc = cli_fail(a->c.cmd, "%s", out.record_error);
+        *doc = out.report;
+        out.report = NULL;
+    }
+    flight_outcome_free(&out);
+    registry_free(reg);
     return rc;
 }
 
@@ -743,45 +542,6 @@ static int print_report(run_args *a, cJSON *doc)
     return CLI_OK;
 }
 
-/* Loads mission ID's recorded scene into a new scene, or NULL. */
-static scene *recorded_scene(const store_replay *r, char *err, size_t errlen)
-{
-    const char *text = store_replay_scene(r);
-    long long id = (long long)store_replay_mission(r);
-    if (!text) {
-        snprintf(err, errlen, "mission %lld has no recorded scene to fly in", id);
-        return NULL;
-    }
-    scene *sc = malloc(sizeof *sc);
-    char msg[512];
-    if (!sc) {
-        snprintf(err, errlen, "out of memory");
-    } else if (scene_parse(sc, text, strlen(text), msg, sizeof msg)) {
-        snprintf(err, errlen, "mission %lld: recorded scene: %s", id, msg);
-        free(sc);
-        sc = NULL;
-    }
-    return sc;
-}
-
-/* True when mission ID was flown in the simulator; else false with why. A
- * real drone's mission is not replayed: its skill calls came from the real
- * world, which the simulator cannot fly again. */
-static bool flown_in_sim(store *s, long long id, char *err, size_t errlen)
-{
-    cJSON *doc = store_mission_json(s, id, err, errlen);
-    if (!doc) return false;
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "drone");
-    bool sim = !cJSON_IsString(d) || strcmp(d->valuestring, "sim") == 0;
-    if (!sim)
-        snprintf(err, errlen,
-                 "mission %lld was flown on %s: --replay flies simulator missions only", id,
-                 d->valuestring);
-    cJSON_Delete(doc);
-    return sim;
-}
-
 /* --replay ID: the recorded mission flown again as a new mission, then its
  * skill calls compared with the recorded ones. Exit 0 when they match (even
  * when the mission itself failed the same way again), 1 when they do not. */
@@ -795,29 +555,29 @@ static int run_replay(run_args *a)
     int rc = CLI_FAIL;
     if (!r) {
         cli_fail(a->c.cmd, "%s", err);
-    } else if (!flown_in_sim(s, a->replay, err, sizeof err)) {
+    } else if (!mission_replay_in_sim(s, a->replay, err, sizeof err)) {
         cli_fail(a->c.cmd, "%s", err);
     } else if (!store_replay_task(r) && !store_replay_plan(r, 0)) {
         cli_fail(a->c.cmd, "mission %lld recorded no plan", a->replay);
-    } else if (!(sc = recorded_scene(r, err, sizeof err))) {
+    } else if (!(sc = mission_replay_scene(r, err, sizeof err))) {
         cli_fail(a->c.cmd, "%s", err);
     } else {
         if (!a->seed_set) a->seed = (unsigned long long)store_replay_seed(r);
-        cJSON *params = apply_params(a, store_replay_params(r));
+        replay_params params;
+        mission_replay_params(store_replay_params(r), &params);
+        apply_params(a, &params);
         /* A task flies through the controller, with the recorded replies
          * for an LLM; a --plan mission flies its plan. */
         a->task = store_replay_task(r);
         if (a->task && !a->model) a->model = store_replay_model(r);
         const char *plan = a->task ? NULL : store_replay_plan(r, 0);
-        flight f = {plan, plan ? strlen(plan) : 0, sc, store_replay_scene(r), a->replay, r};
+        run_input f = {plan, plan ? strlen(plan) : 0, sc, store_replay_scene(r), a->replay, r};
         cJSON *doc;
         int64_t id = 0;
         fly(a, &f, &doc, &id);
         if (doc) {
             char why[1024] = "";
-            /* A picture's path names the file this run wrote: it differs. */
-            static const char *const any_result[] = {"take_picture", NULL};
-            int same = store_calls_match_except(s, a->replay, id, any_result, why, sizeof why);
+            int same = mission_replay_same_calls(s, a->replay, id, why, sizeof why);
             cJSON *rep = cJSON_AddObjectToObject(doc, "replay");
             cJSON_AddNumberToObject(rep, "of", (double)a->replay);
             cJSON_AddBoolToObject(rep, "match", same == 1);
@@ -832,7 +592,7 @@ static int run_replay(run_args *a)
             rc = same == 1 ? CLI_OK : CLI_FAIL;
             if (print_report(a, doc) != CLI_OK) rc = CLI_FAIL;
         }
-        cJSON_Delete(params);
+        mission_replay_params_free(&params);
     }
     free(sc);
     store_replay_free(r);
@@ -844,7 +604,7 @@ static int run_replay(run_args *a)
  * take off. Returns -1 to go on (the reports in *PASSED), else the exit
  * status, with the report (no mission flown) in *DOC. A plan the checker
  * refuses goes on, to be refused and recorded as usual. */
-static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON **passed)
+static int verify_first(const run_args *a, const run_input *f, cJSON **doc, cJSON **passed)
 {
     skill_registry *reg = cli_load_registry(&a->c);
     if (!reg) return cli_fail(a->c.cmd, "the built-in skills failed to load");
@@ -867,15 +627,15 @@ static int verify_first(const run_args *a, const flight *f, cJSON **doc, cJSON *
         *doc = verify_gate_refusal(&g, f->plan, f->plan_len, why);
         if (!a->c.json) fprintf(stderr, "aloft run: not flown: %s\n", why);
         /* Every run is recorded, also one that never took off. */
-        char err[1024];
+        char err[1024], name[300];
         int64_t id = 0;
-        mission_record *rec = record_open(a, f, NULL, &id, err, sizeof err);
-        if (rec) {
-            mission_record_plan(rec, f->plan, f->plan_len, true, NULL);
-            cJSON_AddNumberToObject(*doc, "mission_id", (double)id);
-        }
-        if (!rec || mission_record_close(rec, STORE_FAILED, why, NULL, err, sizeof err))
-            fprintf(stderr, "aloft run: the refused run was not recorded: %s\n", err);
+        llm_config llm;
+        llm_settings(a, &llm);
+        flight_config c;
+        flight_setup(a, f, reg, &llm, name, sizeof name, &c);
+        int failed = flight_refuse(&c, why, &id, err, sizeof err);
+        if (id > 0) cJSON_AddNumberToObject(*doc, "mission_id", (double)id);
+        if (failed) fprintf(stderr, "aloft run: the refused run was not recorded: %s\n", err);
     }
     registry_free(reg);
     return rc;
@@ -904,7 +664,7 @@ static int run_mission(run_args *a, int64_t *id)
     /* The scene as the file says it, for replay (it parsed, so it is JSON). */
     if (a->c.scene)
         scene_text = cli_read_input(a->c.scene, CLI_MAX_INPUT, &scene_len, err, sizeof err);
-    flight f = {plan, len, sc, scene_text, 0, NULL};
+    run_input f = {plan, len, sc, scene_text, 0, NULL};
     cJSON *doc = NULL;
     cJSON *verified = NULL;
     int rc = a->verify && plan ? verify_first(a, &f, &doc, &verified) : -1;

@@ -36,20 +36,11 @@
 
 #include "llm/llm.h"
 #include "llm/prompt.h"
+#include "mission/events.h"
 #include "mission/runner.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
-
-typedef enum mission_llm_kind {
-    MISSION_LLM_PLAN = 0, /* first plan for the task (prompt_plan) */
-    MISSION_LLM_RETRY,    /* the last plan failed the checker (prompt_retry) */
-    MISSION_LLM_REPLAN,   /* rp, a failed skill or a refusal (prompt_replan) */
-    MISSION_LLM_PROBE,    /* a probe asked during flight (prompt_probe) */
-} mission_llm_kind;
-
-/* "plan", "retry", "replan" or "probe". */
-const char *mission_llm_kind_name(mission_llm_kind kind);
 
 /* Where replies come from. COMPLETE answers REQ (messages, delta callback,
  * cancel flag) like llm_call: streaming when STREAM, else one delta with the
@@ -66,26 +57,6 @@ typedef struct mission_llm {
 /* The default source: llm_call with CFG (its stream field is overridden per
  * request). CFG must outlive the missions that use it. */
 mission_llm mission_llm_default(const llm_config *cfg);
-
-/* Hooks for recording a mission; any may be NULL. All run on the
- * controller's thread. */
-typedef struct mission_observer {
-    /* An LLM exchange ended (also when it failed or was aborted). */
-    void (*llm_exchange)(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
-                         const llm_result *res);
-    /* Plan INDEX (0-based, in "plans") was received whole or cut short:
-     * DIAGNOSTICS is NULL when the checker accepted what arrived, else the
-     * "line:col: message" lines (or why there was no plan). */
-    void (*plan)(void *ud, int index, const char *plan, size_t len, const char *diagnostics);
-    /* LEN more bytes of plan INDEX's cleaned text arrived (as streamed, or
-     * the whole plan at once without streaming), before they run. */
-    void (*plan_text)(void *ud, int index, const char *text, size_t len);
-    /* A statement (or block header) of plan INDEX starts running. */
-    void (*statement)(void *ud, int index, const char *text, size_t len, int depth);
-    /* The scene description sent to the LLM (for a plan or a probe). */
-    void (*scene)(void *ud, const char *description);
-    void *ud;
-} mission_observer;
 
 /* Host overhead of stream interpreting: for each reply delta that completed
  * a statement which then called a skill, the time from the delta's arrival

@@ -5,6 +5,7 @@
  */
 #include "mission/record.h"
 #include "mission/sighting.h"
+#include "skills/skills.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,15 +113,6 @@ double mission_record_t0_ms(const mission_record *r)
 const char *mission_record_error(const mission_record *r)
 {
     return r->error[0] ? r->error : NULL;
-}
-
-store_status mission_record_status(runner_status st)
-{
-    switch (st) {
-    case RUNNER_OK: return STORE_OK;
-    case RUNNER_CANCELLED: return STORE_CANCELLED;
-    default: return STORE_FAILED;
-    }
 }
 
 /* Keeps the first failure and stops the plan that caused it. */
@@ -283,7 +275,7 @@ void mission_record_statement(mission_record *r, double t_ms, int plan_no, int l
 
 /* ---- the mission controller ------------------------------------------------ */
 
-static store_llm_kind llm_kind(mission_llm_kind k)
+store_llm_kind mission_record_llm_kind(mission_llm_kind k)
 {
     switch (k) {
     case MISSION_LLM_RETRY: return STORE_LLM_RETRY;
@@ -312,7 +304,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     /* The request went out the whole call ago, time in the callback included. */
     double t = store_mission_elapsed_ms(r->m) - (res->wall_ms > 0 ? res->wall_ms : res->latency_ms);
     store_llm x = {
-        .kind = llm_kind(kind),
+        .kind = mission_record_llm_kind(kind),
         .model = r->model[0] ? r->model : NULL,
         .t_ms = t < 0 ? 0 : t, /* when the request was sent */
         .prompt = prompt ? prompt : "",
@@ -351,69 +343,4 @@ mission_observer mission_record_observer(mission_record *r, const char *model)
     snprintf(r->model, sizeof r->model, "%s", model ? model : "");
     return (mission_observer){
         .llm_exchange = observe_llm, .plan = observe_plan, .scene = observe_scene, .ud = r};
-}
-
-/* "timeout: no reply" back into the status and the message. */
-static llm_status parse_error(const char *text, const char **msg)
-{
-    for (int st = LLM_E_CONFIG; st <= LLM_E_REFUSED; st++) {
-        const char *name = llm_status_name((llm_status)st);
-        size_t n = strlen(name);
-        if (strncmp(text, name, n) == 0 && text[n] == ':') {
-            *msg = text[n + 1] == ' ' ? text + n + 2 : text + n + 1;
-            return (llm_status)st;
-        }
-    }
-    *msg = text;
-    return LLM_E_SERVER;
-}
-
-static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const llm_request *req,
-                           llm_result *out)
-{
-    store_replay *rp = ud;
-    double t0 = skills_now_ms();
-    memset(out, 0, sizeof *out);
-    out->ttft_ms = -1;
-    const char *text = store_replay_next(rp, llm_kind(kind), out->error, sizeof out->error);
-    if (!text) {
-        out->status = LLM_E_PROTOCOL;
-        out->text = strdup("");
-        return -1;
-    }
-    out->text = strdup(text);
-    if (!out->text) {
-        out->status = LLM_E_PROTOCOL;
-        snprintf(out->error, sizeof out->error, "out of memory");
-        return -1;
-    }
-    out->len = strlen(text);
-    snprintf(out->finish_reason, sizeof out->finish_reason, "stop");
-    out->attempts = 1;
-    if (req->on_delta && out->len) {
-        /* One delta with the whole reply: the controller runs statements as
-         * they complete either way, so the calls come out the same. */
-        out->ttft_ms = skills_now_ms() - t0;
-        int stop = req->on_delta(req->ud, out->text, out->len);
-        out->callback_ms = skills_now_ms() - t0 - out->ttft_ms;
-        if (stop != 0) {
-            out->status = LLM_E_ABORTED;
-            snprintf(out->error, sizeof out->error, "the reply was cut short by the mission");
-        }
-    }
-    (void)stream;
-    const char *error = store_replay_error(rp);
-    if (out->status == LLM_OK && error) {
-        const char *msg;
-        out->status = parse_error(error, &msg);
-        snprintf(out->error, sizeof out->error, "%s", msg);
-    }
-    out->wall_ms = skills_now_ms() - t0;
-    out->latency_ms = out->wall_ms - out->callback_ms;
-    return out->status == LLM_OK ? 0 : -1;
-}
-
-mission_llm mission_record_replay_llm(store_replay *replay)
-{
-    return (mission_llm){.complete = replay_complete, .ud = replay};
 }

@@ -19,8 +19,8 @@
 #ifndef ALOFT_MISSION_RECORD_H
 #define ALOFT_MISSION_RECORD_H
 
-#include "mission/controller.h"
-#include "mission/runner.h"
+#include "mission/events.h"
+#include "mission/world.h"
 #include "skills/skills.h"
 #include "store/store.h"
 
@@ -100,14 +100,7 @@ void mission_record_statement(mission_record *r, double t_ms, int plan_no, int l
  * mission. */
 mission_observer mission_record_observer(mission_record *r, const char *model);
 
-/* An LLM source for the controller that answers from a recorded mission's
- * replies (store_replay_next) instead of calling an LLM: streamed replies
- * are handed to the delta callback, and a recorded failure fails again the
- * same way. A request the record cannot answer (the re-flight took another
- * path) fails with "replay diverged: ...". REPLAY must outlive the mission. */
-mission_llm mission_record_replay_llm(store_replay *replay);
-
-/* Maps a runner's outcome to the status a mission ends with. */
-store_status mission_record_status(runner_status st);
+/* The store's kind of an LLM exchange of kind K. */
+store_llm_kind mission_record_llm_kind(mission_llm_kind k);
 
 #endif

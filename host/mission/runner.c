@@ -1,11 +1,9 @@
 /*
  * The plan runner: MiniSpec text in, one flown plan and its SPEC §2 report
- * out. Also the mission world, which puts every driver behind the one
- * constraint check before skills can see it.
+ * out, on a mission world (world.h).
  */
 #include "mission/runner.h"
 
-#include "drone/constraints.h"
 #include "errmsg.h"
 #include "mission/record.h"
 #include "minispec/minispec.h"
@@ -18,170 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the world ----------------------------------------------------------- */
-
-static int wrap(mission_world *w, drone *driver, char *err, size_t errlen)
+store_status runner_store_status(runner_status st)
 {
-    w->drone = constraints_wrap(driver, &w->scene->limits, &w->scene->start, err, errlen);
-    if (!w->drone) {
-        driver->ops->destroy(driver);
-        free(w->scene);
-        w->scene = NULL;
-        return -1;
+    switch (st) {
+    case RUNNER_OK: return STORE_OK;
+    case RUNNER_CANCELLED: return STORE_CANCELLED;
+    default: return STORE_FAILED;
     }
-    return 0;
-}
-
-int mission_world_sim(mission_world *w, const char *scene_path, const sim_options *opts, char *err,
-                      size_t errlen)
-{
-    scene *sc = malloc(sizeof *sc);
-    if (!sc) {
-        memset(w, 0, sizeof *w);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = -1;
-    if (scene_load(sc, scene_path, err, errlen) == 0)
-        rc = mission_world_sim_scene(w, sc, opts, err, errlen);
-    else
-        memset(w, 0, sizeof *w);
-    free(sc);
-    return rc;
-}
-
-int mission_world_sim_scene(mission_world *w, const scene *sc, const sim_options *opts, char *err,
-                            size_t errlen)
-{
-    memset(w, 0, sizeof *w);
-    w->scene = malloc(sizeof *w->scene);
-    if (!w->scene) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    *w->scene = *sc;
-    drone *d = sim_open(w->scene, opts, err, errlen);
-    if (!d) {
-        free(w->scene);
-        w->scene = NULL;
-        return -1;
-    }
-    w->sim = d;
-    if (wrap(w, d, err, errlen)) return -1;
-    if (mission_world_launch(w, err, errlen)) {
-        mission_world_close(w, false);
-        return -1;
-    }
-    return 0;
-}
-
-int mission_world_wrap(mission_world *w, drone *driver, const char *scene_path, char *err,
-                       size_t errlen)
-{
-    memset(w, 0, sizeof *w);
-    w->scene = malloc(sizeof *w->scene);
-    if (!w->scene) {
-        driver->ops->destroy(driver);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    scene_defaults(w->scene);
-    if (scene_path && scene_load(w->scene, scene_path, err, errlen)) {
-        driver->ops->destroy(driver);
-        free(w->scene);
-        w->scene = NULL;
-        return -1;
-    }
-    /* A real drone's geofence is centred where it takes off. */
-    drone_state st;
-    if (driver->ops->get_state(driver, &st) == 0) w->scene->start = st.pose;
-    return wrap(w, driver, err, errlen);
-}
-
-int mission_world_launch(mission_world *w, char *err, size_t errlen)
-{
-    drone *d = w->drone;
-    if (d->ops->connect(d, err, errlen)) return -1;
-    if (d->ops->takeoff(d, err, errlen)) {
-        /* A takeoff cut short (cancelled, a lost reply) may have left the
-         * drone up: then the world must land it when closed. */
-        drone_state st;
-        if (d->ops->get_state(d, &st) == 0 && st.flying) w->launched = true;
-        return -1;
-    }
-    w->launched = true;
-    return 0;
-}
-
-static int observe_sim(void *ud, vision_object *out, int max, char *err, size_t errlen)
-{
-    (void)err, (void)errlen;
-    return sim_observe(ud, out, max);
-}
-
-int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, size_t errlen)
-{
-    vision_pipeline_close(w->eyes);
-    w->eyes = vision_pipeline_open(vo, w->sim ? observe_sim : NULL, w->sim, err, errlen);
-    return w->eyes ? 0 : -1;
-}
-
-void mission_world_attach(mission_world *w, skill_ctx *ctx)
-{
-    ctx->drone = w->drone;
-    if (w->eyes) {
-        ctx->observe = vision_pipeline_observe;
-        ctx->observe_ud = w->eyes;
-    } else if (w->sim) {
-        ctx->observe = observe_sim;
-        ctx->observe_ud = w->sim;
-    }
-}
-
-drone_pose mission_world_pose(mission_world *w)
-{
-    drone_state st;
-    memset(&st, 0, sizeof st);
-    w->drone->ops->get_state(w->drone, &st);
-    st.pose.yaw = fmod(fmod(st.pose.yaw, 360) + 360, 360);
-    return st.pose;
-}
-
-double mission_world_sim_s(mission_world *w)
-{
-    return w->sim ? sim_time_ms(w->sim) / 1000 : 0;
-}
-
-int mission_world_land(mission_world *w, char *err, size_t errlen)
-{
-    if (!w->drone || !w->launched) return 0;
-    /* Landing after a cancel must work: the driver's calls would give up.
-     * It must also end soon: the driver hurries (drone.hurry). */
-    w->drone->hurry = w->cancel && atomic_load(w->cancel);
-    w->drone->abort = NULL;
-    w->drone->ops->hover(w->drone);
-    w->launched = false;
-    char why[512];
-    if (w->drone->ops->land(w->drone, why, sizeof why) == 0) return 0;
-    return errmsg_set(err, errlen, "landing failed: %s: the drone may still be flying", why);
-}
-
-void mission_world_close(mission_world *w, bool land)
-{
-    /* First: the sim detector looks through the simulator. */
-    vision_pipeline_close(w->eyes);
-    if (w->drone) {
-        char err[512];
-        if (land && w->launched) {
-            mission_world_land(w, err, sizeof err);
-        } else {
-            w->drone->abort = NULL;
-            w->drone->ops->hover(w->drone);
-        }
-        w->drone->ops->destroy(w->drone);
-    }
-    free(w->scene);
-    memset(w, 0, sizeof *w);
 }
 
 /* ---- progress and the record ------------------------------------------------ */
@@ -366,7 +207,11 @@ void runner_report_set(cJSON *doc, const char *key, cJSON *value)
 
 void runner_report_pose(cJSON *doc, mission_world *w)
 {
-    drone_pose p = mission_world_pose(w);
+    runner_report_pose_at(doc, mission_world_pose(w));
+}
+
+void runner_report_pose_at(cJSON *doc, drone_pose p)
+{
     cJSON *pose = cJSON_CreateObject();
     cJSON_AddNumberToObject(pose, "x", round(p.x * 10) / 10);
     cJSON_AddNumberToObject(pose, "y", round(p.y * 10) / 10);

@@ -1,7 +1,7 @@
 /*
- * Running one plan: the mission world (a drone behind the constraint check,
- * and its camera) and the plan runner that compiles MiniSpec, binds the
- * skills, runs the plan in the sandbox and collects the SPEC §2 JSON.
+ * Running one plan: the plan runner compiles MiniSpec, binds the skills,
+ * runs the plan in the sandbox on a mission world (world.h) and collects
+ * the SPEC §2 JSON.
  *
  * The mission controller (LLM planning, replans) builds on these; `aloft run
  * --plan` and `aloft lua --scene` use them directly.
@@ -9,79 +9,15 @@
 #ifndef ALOFT_MISSION_RUNNER_H
 #define ALOFT_MISSION_RUNNER_H
 
-#include "drone/drone.h"
-#include "drone/scene.h"
-#include "drone/sim.h"
 #include "minispec/stream.h"
+#include "mission/world.h"
 #include "sandbox/sandbox.h"
 #include "skills/skills.h"
-#include "vision/options.h"
+#include "store/store.h"
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdio.h>
-
-/* What a mission flies. Skills only ever see DRONE, the constraint guard:
- * there is no other way from a plan to the driver. */
-typedef struct mission_world {
-    drone *drone;  /* the guard; owns the driver behind it */
-    drone *sim;    /* the simulator behind the guard, or NULL for a real drone */
-    scene *scene;  /* the scene (limits for a real drone), malloc'd */
-    bool launched; /* took off through mission_world_launch */
-    /* The vision pipeline (vision/pipeline.h) the skills see through, or
-     * NULL for the simulator's camera (or none on a real drone). */
-    struct vision_pipeline *eyes;
-    /* The mission's cancel flag (Ctrl-C, the web UI's Stop), or NULL: once
-     * it is set, mission_world_land hurries (drone.hurry). */
-    atomic_bool *cancel;
-} mission_world;
-
-/* Loads SCENE_PATH and opens the simulator in it behind the guard, flying at
- * the scene's start pose. Returns 0, or -1 with a message. */
-int mission_world_sim(mission_world *w, const char *scene_path, const sim_options *opts, char *err,
-                      size_t errlen);
-
-/* The same with a scene already parsed (copied), e.g. a recorded one. */
-int mission_world_sim_scene(mission_world *w, const scene *sc, const sim_options *opts, char *err,
-                            size_t errlen);
-
-/* Puts a real driver (already opened) behind the guard with the limits of
- * SCENE_PATH, or the default limits when it is NULL; takes DRIVER either way.
- * The caller connects and launches (mission_world_launch). */
-int mission_world_wrap(mission_world *w, drone *driver, const char *scene_path, char *err,
-                       size_t errlen);
-
-/* Connects and takes off. */
-int mission_world_launch(mission_world *w, char *err, size_t errlen);
-
-/* Opens the vision pipeline VO describes as the world's eyes (after launch:
- * a Tello streams only after connect's `streamon`); the simulator, if any,
- * is what --detector sim sees. Returns 0, or -1 with a message. */
-int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, size_t errlen);
-
-/* Gives CTX the world's drone and camera: the eyes when open, else the
- * simulator's camera, else none (vision skills then fail with "no camera"). */
-void mission_world_attach(mission_world *w, skill_ctx *ctx);
-
-/* The current pose, yaw in [0, 360). */
-drone_pose mission_world_pose(mission_world *w);
-
-/* Simulated seconds so far (0 for a real drone). */
-double mission_world_sim_s(mission_world *w);
-
-/* Hovers, then lands the drone if the world launched it (SPEC §7: a landing
- * that fails or is never acknowledged is a failure, never a success).
- * Returns 0 when it landed or had nothing to land, or -1 with a message
- * saying that the drone may still be flying. Not tried again by
- * mission_world_close. The watchdog (mission/watchdog.h) calls it from its
- * own thread while the flying thread is stuck in the VM. */
-int mission_world_land(mission_world *w, char *err, size_t errlen);
-
-/* Closes the eyes, hovers, then closes the drone and frees everything
- * (LAND: land first, unless mission_world_land did; callers that report
- * the mission's outcome land with mission_world_land first, as a failed
- * landing must be reported). */
-void mission_world_close(mission_world *w, bool land);
 
 /* How a run ended, for callers that act on it (the mission controller
  * replans on REPLAN and FAILED, retries on REJECTED). */
@@ -92,6 +28,10 @@ typedef enum runner_status {
     RUNNER_REPLAN,    /* the plan called replan */
     RUNNER_CANCELLED, /* sandbox_cancel (Ctrl-C, stop button) */
 } runner_status;
+
+/* The status a mission whose last plan ended with ST is recorded with (a
+ * flight's other facts, the landing and the cancel flag, in flight.c). */
+store_status runner_store_status(runner_status st);
 
 typedef struct runner_outcome {
     runner_status status;
@@ -194,5 +134,8 @@ void runner_report_set(cJSON *doc, const char *key, cJSON *value);
 
 /* The current pose into DOC's "pose". */
 void runner_report_pose(cJSON *doc, mission_world *w);
+
+/* P (rounded, yaw in [0, 360)) into DOC's "pose". */
+void runner_report_pose_at(cJSON *doc, drone_pose p);
 
 #endif

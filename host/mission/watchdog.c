@@ -3,7 +3,7 @@
 
 #include "errmsg.h"
 #include "mission/record.h"
-#include "mission/runner.h"
+#include "mission/world.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -5,10 +5,7 @@
 #include "drone/sim.h"
 #include "drone/tello.h"
 #include "llm/prompt.h"
-#include "mission/controller.h"
-#include "mission/record.h"
-#include "mission/runner.h"
-#include "mission/watchdog.h"
+#include "mission/flight.h"
 #include "vision/objects.h"
 #include "web/web_frame.h"
 
@@ -304,40 +301,51 @@ cJSON *web_fleet_json(web_fleet *f)
 
 /* ---- a mission ------------------------------------------------------------ */
 
-/* One mission's state on its thread. */
-typedef struct flight {
+/* One mission's web side: what its sink and hooks need. */
+typedef struct web_flight {
     web_drone *d;
-    mission_world world;
-    mission_observer rec_obs; /* the store's observer, called first */
-    mission_record *rec;
     int run;
     int64_t mission_id;
-    watchdog *dog;
-    char hung_why[1024]; /* the watchdog's report, once it fired */
-} flight;
+} web_flight;
 
 static void emit(web_drone *d, const char *kind, cJSON *data)
 {
     web_events_add(d->events, kind, data);
 }
 
-static void obs_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
-                    const llm_result *res)
+static void ev_begin(void *ud, int64_t mission_id)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.llm_exchange) fl->rec_obs.llm_exchange(fl->rec_obs.ud, kind, msgs, nmsgs, res);
+    web_flight *wf = ud;
+    wf->mission_id = mission_id;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", wf->run);
+    cJSON_AddNumberToObject(o, "mission_id", (double)mission_id);
+    emit(wf->d, "mission", o);
+}
+
+static void ev_world(void *ud, mission_world *w)
+{
+    web_flight *wf = ud;
+    set_pose(wf->d, mission_world_pose(w));
+}
+
+static void ev_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                   const llm_result *res)
+{
+    (void)msgs, (void)nmsgs;
+    web_flight *wf = ud;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", mission_llm_kind_name(kind));
     cJSON_AddStringToObject(o, "status", llm_status_name(res->status));
     cJSON_AddStringToObject(o, "error", res->error);
     cJSON_AddNumberToObject(o, "latency_ms", res->latency_ms);
-    emit(fl->d, "llm", o);
+    emit(wf->d, "llm", o);
 }
 
-static void obs_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
+static void ev_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.plan) fl->rec_obs.plan(fl->rec_obs.ud, index, plan, len, diagnostics);
+    (void)len;
+    web_flight *wf = ud;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "plan", index);
     cJSON_AddStringToObject(o, "text", plan);
@@ -346,7 +354,7 @@ static void obs_plan(void *ud, int index, const char *plan, size_t len, const ch
         cJSON_AddStringToObject(o, "diagnostics", diagnostics);
     else
         cJSON_AddNullToObject(o, "diagnostics");
-    emit(fl->d, "plan", o);
+    emit(wf->d, "plan", o);
 }
 
 /* A cJSON string of LEN bytes of S (which need not end there). */
@@ -361,32 +369,29 @@ static cJSON *string_n(const char *s, size_t len)
     return o;
 }
 
-static void obs_plan_text(void *ud, int index, const char *text, size_t len)
+static void ev_plan_text(void *ud, int index, const char *text, size_t len)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.plan_text) fl->rec_obs.plan_text(fl->rec_obs.ud, index, text, len);
+    web_flight *wf = ud;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "plan", index);
     cJSON_AddItemToObject(o, "text", string_n(text, len));
-    emit(fl->d, "plan_text", o);
+    emit(wf->d, "plan_text", o);
 }
 
-static void obs_statement(void *ud, int index, const char *text, size_t len, int depth)
+static void ev_statement(void *ud, int index, const char *text, size_t len, int depth)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.statement) fl->rec_obs.statement(fl->rec_obs.ud, index, text, len, depth);
+    web_flight *wf = ud;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "plan", index);
     cJSON_AddItemToObject(o, "text", string_n(text, len));
     cJSON_AddNumberToObject(o, "depth", depth);
-    emit(fl->d, "statement", o);
+    emit(wf->d, "statement", o);
 }
 
-static void obs_scene(void *ud, const char *description)
+static void ev_scene(void *ud, const char *description)
 {
-    flight *fl = ud;
-    if (fl->rec_obs.scene) fl->rec_obs.scene(fl->rec_obs.ud, description);
-    web_drone *d = fl->d;
+    web_flight *wf = ud;
+    web_drone *d = wf->d;
     char *copy = strdup(description);
     pthread_mutex_lock(&d->lock);
     free(d->last_scene);
@@ -397,10 +402,10 @@ static void obs_scene(void *ud, const char *description)
     emit(d, "scene", o);
 }
 
-static void on_skill_event(void *ud, const skill_event *ev)
+static void ev_skill(void *ud, mission_world *w, const skill_event *ev)
 {
-    flight *fl = ud;
-    web_drone *d = fl->d;
+    web_flight *wf = ud;
+    web_drone *d = wf->d;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "skill", ev->skill->name);
     cJSON_AddNumberToObject(o, "depth", ev->depth);
@@ -421,7 +426,7 @@ static void on_skill_event(void *ud, const skill_event *ev)
         return;
     }
     case SKILL_EVENT_RETURN: {
-        drone_pose p = mission_world_pose(&fl->world);
+        drone_pose p = mission_world_pose(w);
         set_pose(d, p);
         cJSON_AddItemToObject(o, "ret", ev->ret ? cJSON_Duplicate(ev->ret, 1) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "pose", pose_json(p));
@@ -438,244 +443,131 @@ static void on_skill_event(void *ud, const skill_event *ev)
 
 static void on_sandbox(void *ud, sandbox *sb)
 {
-    flight *fl = ud;
-    web_drone *d = fl->d;
+    web_drone *d = ud;
     pthread_mutex_lock(&d->lock);
     d->sb = sb;
     /* A stop that came before the plan's sandbox existed. */
     if (sb && atomic_load(&d->cancel)) sandbox_cancel(sb);
     pthread_mutex_unlock(&d->lock);
-    /* Outside the lock: this waits for a firing watchdog, which takes it. */
-    watchdog_watch(fl->dog, sb);
 }
 
-static bool launch_aborted(void *ud)
-{
-    web_drone *d = ud;
-    return atomic_load(&d->cancel);
-}
-
-static char *params_json(const web_fleet_config *c)
-{
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "time_scale", c->time_scale);
-    cJSON_AddBoolToObject(p, "stream", c->stream);
-    if (c->max_tries) cJSON_AddNumberToObject(p, "max_tries", c->max_tries);
-    if (c->max_replans >= 0) cJSON_AddNumberToObject(p, "max_replans", c->max_replans);
-    cJSON_AddNumberToObject(p, "max_instructions", (double)c->limits.max_instructions);
-    cJSON_AddNumberToObject(p, "max_memory", (double)c->limits.max_memory);
-    cJSON_AddNumberToObject(p, "timeout_ms", (double)c->limits.timeout_ms);
-    cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
-    for (int i = 0; i < c->n_skill_dirs; i++) {
-        char *abs = realpath(c->skill_dirs[i], NULL);
-        cJSON_AddItemToArray(dirs, cJSON_CreateString(abs ? abs : c->skill_dirs[i]));
-        free(abs);
-    }
-    char *text = cJSON_PrintUnformatted(p);
-    cJSON_Delete(p);
-    return text;
-}
-
-/* Opens the world: the simulator in the scene (flying at its start pose), or
- * the Tello behind its limits, connected and launched. On failure
- * FL->world holds what was opened: close it. */
-static int open_world(flight *fl, char *err, size_t errlen)
-{
-    web_drone *d = fl->d;
-    const web_fleet_config *c = d->fleet->cfg;
-    if (!d->tello) {
-        sim_options so = {
-            .time_scale = c->time_scale, .seed = c->seed, .on_pose = moved, .on_pose_ud = d};
-        return mission_world_sim_scene(&fl->world, d->scene, &so, err, errlen);
-    }
-    drone *drv = tello_new(&d->tcfg, err, errlen);
-    if (!drv || mission_world_wrap(&fl->world, drv, d->scene_path, err, errlen)) return -1;
-    fl->world.drone->abort = launch_aborted;
-    fl->world.drone->abort_ud = d;
-    int rc = mission_world_launch(&fl->world, err, errlen);
-    fl->world.drone->abort = NULL;
-    if (rc == 0 && atomic_load(&d->cancel)) {
-        snprintf(err, errlen, "cancelled before the plan started");
-        rc = -1;
-    }
-    return rc;
-}
-
-/* Flies the task with the mission controller; the report, or NULL with a
- * message. */
-static cJSON *fly_task(flight *fl, mission_record *rec, const char *task, runner_outcome *out,
-                       char *err, size_t errlen)
-{
-    web_drone *d = fl->d;
-    const web_fleet_config *c = d->fleet->cfg;
-    prompt_set *ps = prompt_load(c->prompts, err, errlen);
-    if (!ps) return NULL;
-    mission_opts mo;
-    mission_opts_defaults(&mo);
-    mo.run.reg = c->reg;
-    mo.run.world = &fl->world;
-    mo.run.limits = c->limits;
-    mo.run.on_sandbox = on_sandbox;
-    mo.run.on_sandbox_ud = fl;
-    mo.run.on_skill_event = on_skill_event;
-    mo.run.on_skill_event_ud = fl;
-    mo.run.record = rec;
-    mo.run.t0_ms = mission_record_t0_ms(rec);
-    mo.task = task;
-    mo.prompts = ps;
-    mo.llm = mission_llm_default(c->llm);
-    fl->rec_obs = mission_record_observer(rec, c->llm->model);
-    mo.obs = (mission_observer){.llm_exchange = obs_llm,
-                                .plan = obs_plan,
-                                .plan_text = obs_plan_text,
-                                .statement = obs_statement,
-                                .scene = obs_scene,
-                                .ud = fl};
-    mo.stream = c->stream;
-    if (c->max_tries > 0) mo.max_tries = c->max_tries;
-    if (c->max_replans >= 0) mo.max_replans = c->max_replans;
-    mo.cancel = &d->cancel;
-    mo.outcome = out;
-    cJSON *doc = mission_run(&mo);
-    prompt_free(ps);
-    if (!doc) snprintf(err, errlen, "out of memory");
-    return doc;
-}
-
-/* The mission's last event. */
-static cJSON *end_event(int run, int64_t mission_id, store_status status, const char *error,
-                        cJSON *doc)
+/* The mission's last event, from its typed outcome. */
+static cJSON *end_event(int run, const flight_outcome *out)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", run);
-    if (mission_id > 0)
-        cJSON_AddNumberToObject(o, "mission_id", (double)mission_id);
+    if (out->mission_id > 0)
+        cJSON_AddNumberToObject(o, "mission_id", (double)out->mission_id);
     else
         cJSON_AddNullToObject(o, "mission_id");
-    cJSON_AddStringToObject(o, "status", store_status_name(status));
-    if (error)
-        cJSON_AddStringToObject(o, "error", error);
+    cJSON_AddStringToObject(o, "status", store_status_name(out->status));
+    if (out->error[0])
+        cJSON_AddStringToObject(o, "error", out->error);
     else
         cJSON_AddNullToObject(o, "error");
     static const char *const keep[] = {"result", "logs", "pose", "plans", "tries", "replans"};
-    for (size_t i = 0; doc && i < sizeof keep / sizeof *keep; i++) {
-        cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, keep[i]);
+    for (size_t i = 0; out->report && i < sizeof keep / sizeof *keep; i++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(out->report, keep[i]);
         if (v) cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, 1));
     }
     return o;
 }
 
-/* On the watchdog's thread, the mission's thread being stuck in its VM:
- * land, record and report the mission as hung, and mark the drone. */
-static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
+/* On the watchdog's thread, the mission's thread being stuck in its VM: the
+ * flight landed and recorded it as hung; report it and mark the drone. */
+static void on_hang(void *ud, const flight_outcome *out)
 {
-    (void)sb, (void)why;
-    flight *fl = ud;
-    web_drone *d = fl->d;
-    watchdog_end_mission(&fl->world, fl->rec, msg, fl->hung_why, sizeof fl->hung_why);
-    fprintf(stderr, "aloft serve: drone %d: %s\n", d->id, fl->hung_why);
-    if (fl->world.drone) set_pose(d, mission_world_pose(&fl->world));
+    web_flight *wf = ud;
+    web_drone *d = wf->d;
+    fprintf(stderr, "aloft serve: drone %d: %s\n", d->id, out->error);
+    set_pose(d, out->pose);
     pthread_mutex_lock(&d->lock);
     d->hung = true;
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
-    emit(d, "end", end_event(fl->run, fl->mission_id, STORE_HUNG, fl->hung_why, NULL));
+    flight_outcome end = *out;
+    end.report = NULL;
+    emit(d, "end", end_event(wf->run, &end));
 }
 
-/* The mission thread: records, opens the world, flies, lands, reports. */
+/* The flight of drone D's task (mission/flight.h). */
+static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *name, size_t namelen,
+                         flight_config *fc)
+{
+    const web_fleet_config *c = d->fleet->cfg;
+    flight_config_defaults(fc);
+    if (d->tello) {
+        fc->tello = &d->tcfg;
+        snprintf(name, namelen, "tello:%s", d->tcfg.host);
+        fc->drone_name = name;
+    }
+    fc->sim = (sim_options){
+        .time_scale = c->time_scale, .seed = c->seed, .on_pose = moved, .on_pose_ud = d};
+    fc->scene = d->scene;
+    fc->scene_path = d->scene_path;
+    fc->scene_json = d->scene_json;
+    fc->task = task;
+    fc->reg = c->reg;
+    fc->limits = c->limits;
+    fc->llm = c->llm;
+    fc->model = c->llm->model;
+    fc->prompts = c->prompts;
+    fc->stream = c->stream;
+    fc->max_tries = c->max_tries;
+    fc->max_replans = c->max_replans;
+    fc->skill_dirs = c->skill_dirs;
+    fc->n_skill_dirs = c->n_skill_dirs;
+    fc->db = c->db;
+    fc->cancel = &d->cancel;
+    fc->on_sandbox = on_sandbox;
+    fc->on_sandbox_ud = d;
+    fc->on_hang = on_hang;
+    fc->on_hang_ud = wf;
+    flight_sink events = {.begin = ev_begin,
+                          .world = ev_world,
+                          .llm = ev_llm,
+                          .plan_text = ev_plan_text,
+                          .plan = ev_plan,
+                          .statement = ev_statement,
+                          .scene = ev_scene,
+                          .skill = ev_skill,
+                          .ud = wf};
+    flight_add_sink(fc, &events);
+}
+
+/* The mission thread: flies the task, then reports. */
 static void *mission_main(void *arg)
 {
     web_drone *d = arg;
-    const web_fleet_config *c = d->fleet->cfg;
-    char err[1024] = "";
-    cJSON *end = NULL;
     pthread_mutex_lock(&d->lock);
     char *task = strdup(d->task);
-    int run = d->run;
+    web_flight wf = {.d = d, .run = d->run};
     pthread_mutex_unlock(&d->lock);
-
-    flight *fl = calloc(1, sizeof *fl);
-    char *params = params_json(c);
-    char name[300];
-    snprintf(name, sizeof name, "tello:%s", d->tcfg.host);
-    store_mission_info info = {.task = task,
-                               .drone = d->tello ? name : "sim",
-                               .model = c->llm->model,
-                               .scene_json = d->scene_json,
-                               .params_json = params,
-                               .seed = (int64_t)c->seed};
-    mission_record *rec =
-        fl && task ? mission_record_open(c->db, &info, &fl->world, err, sizeof err) : NULL;
-    free(params);
-    if (!fl || !task) snprintf(err, sizeof err, "out of memory");
-    if (!rec) {
-        char msg[1100];
-        snprintf(msg, sizeof msg, "cannot record the mission: %s", err);
-        end = end_event(run, 0, STORE_FAILED, msg, NULL);
+    flight_outcome out;
+    memset(&out, 0, sizeof out);
+    cJSON *end = NULL;
+    if (!task) {
+        out.status = STORE_FAILED;
+        snprintf(out.error, sizeof out.error, "cannot record the mission: out of memory");
+        end = end_event(wf.run, &out);
     } else {
-        fl->d = d;
-        fl->rec = rec;
-        fl->run = run;
-        int64_t id = store_mission_id(mission_record_mission(rec));
-        fl->mission_id = id;
-        fl->dog = watchdog_start(on_hang, fl, &d->cancel, err, sizeof err);
-        if (!fl->dog) fprintf(stderr, "aloft serve: drone %d: %s\n", d->id, err);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "run", run);
-        cJSON_AddNumberToObject(o, "mission_id", (double)id);
-        emit(d, "mission", o);
-        runner_outcome out;
-        memset(&out, 0, sizeof out);
-        cJSON *doc = NULL;
-        store_status status;
-        const char *error = err;
-        if (open_world(fl, err, sizeof err)) {
-            status = atomic_load(&d->cancel) ? STORE_CANCELLED : STORE_FAILED;
-        } else {
-            set_pose(d, mission_world_pose(&fl->world));
-            doc = fly_task(fl, rec, task, &out, err, sizeof err);
-            bool ok = doc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
-            const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
-            error = cJSON_IsString(e) ? e->valuestring : doc ? NULL : err;
-            /* As `aloft run`: "ok" decides ok or not, the outcome tells a
-             * cancel from a failure. */
-            status = ok ? STORE_OK : mission_record_status(out.status);
-            if (!ok && (status == STORE_OK || atomic_load(&d->cancel)))
-                status = atomic_load(&d->cancel) ? STORE_CANCELLED : STORE_FAILED;
-        }
-        /* A hung mission whose thread came back after all: it stays as the
-         * watchdog recorded and reported it. */
-        bool hung = watchdog_stop(fl->dog);
-        if (hung) status = STORE_HUNG, error = fl->hung_why;
-        /* Landed before the outcome is recorded: a landing that fails makes
-         * the mission fail (SPEC §7). */
-        char lerr[1700];
-        snprintf(lerr, sizeof lerr, "%s", error ? error : "");
-        size_t n = strlen(lerr);
-        if (lerr[0]) snprintf(lerr + n, sizeof lerr - n, "; ");
-        n = strlen(lerr);
-        fl->world.cancel = &d->cancel; /* a landing after Stop hurries */
-        if (!hung && fl->world.drone && mission_world_land(&fl->world, lerr + n, sizeof lerr - n)) {
-            status = STORE_FAILED;
-            error = lerr;
-        }
-        char cerr[512];
-        if (mission_record_close(rec, status, error,
-                                 doc ? cJSON_GetObjectItemCaseSensitive(doc, "result") : NULL, cerr,
-                                 sizeof cerr))
-            fprintf(stderr, "aloft serve: mission %lld not recorded to its end: %s\n",
-                    (long long)id, cerr);
-        if (fl->world.drone) set_pose(d, mission_world_pose(&fl->world));
-        mission_world_close(&fl->world, true);
-        if (!hung) end = end_event(run, id, status, error, doc);
-        cJSON_Delete(doc);
+        char name[300];
+        flight_config fc;
+        flight_setup(d, &wf, task, name, sizeof name, &fc);
+        flight_fly(&fc, &out);
+        if (!out.recorded && out.record_error[0])
+            fprintf(stderr, "aloft serve: %s\n", out.record_error);
+        if (out.flown) set_pose(d, out.pose);
+        /* A hung mission was reported by the watchdog already. */
+        if (out.status != STORE_HUNG) end = end_event(wf.run, &out);
     }
-    free(fl);
+    flight_outcome_free(&out);
     free(task);
     /* Not busy by the time a client sees the end: a mission started on
      * the "end" event is never refused as busy. */
     pthread_mutex_lock(&d->lock);
     d->busy = false;
+    d->sb = NULL;
     if (end) emit(d, "end", end);
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);

@@ -69,7 +69,7 @@ static double fly(const setup *su, store *s, int64_t *id)
         if (mission_record_error(rec)) die("record", mission_record_error(rec));
         mission_record_free(rec);
         char *res = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(doc, "result"));
-        if (store_mission_end(m, mission_record_status(out.status), NULL, res, err, sizeof err))
+        if (store_mission_end(m, runner_store_status(out.status), NULL, res, err, sizeof err))
             die("end", err);
         free(res);
     }

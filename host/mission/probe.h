@@ -1,12 +1,13 @@
 /*
- * probe for `aloft run --plan`: a plan written by hand (or by TypeFly) may
- * still ask the LLM about the view (`q`, `p`, `sa`), so the configured LLM
+ * probe for a flight of a given plan (`aloft run --plan`): a plan written
+ * by hand (or by TypeFly) may still ask the LLM about the view (`q`, `p`, `sa`), so the configured
+ * LLM
  * (--llm-url/--model/environment, as for --task) answers it with the same
  * probe prompt the mission controller sends: the question and the scene
  * the drone sees now.
  */
-#ifndef ALOFT_CMD_RUN_PROBE_H
-#define ALOFT_CMD_RUN_PROBE_H
+#ifndef ALOFT_MISSION_PROBE_H
+#define ALOFT_MISSION_PROBE_H
 
 #include "llm/llm.h"
 #include "mission/controller.h"

@@ -1,8 +1,8 @@
 /*
- * probe for `aloft run --plan` (run_probe.h): the probe prompt with the
+ * probe for `aloft run --plan` (probe.h): the probe prompt with the
  * current scene, one non-streamed request, the answer trimmed.
  */
-#include "cmd/run_probe.h"
+#include "mission/probe.h"
 
 #include "llm/prompt.h"
 #include "vision/objects.h"

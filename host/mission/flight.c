@@ -1,0 +1,502 @@
+/* One flight's lifecycle: see flight.h. */
+#include "mission/flight.h"
+
+#include "errmsg.h"
+#include "llm/prompt.h"
+#include "mission/probe.h"
+#include "mission/record.h"
+#include "mission/replay.h"
+#include "mission/watchdog.h"
+#include "skills/skills.h"
+#include "vision/pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One flight's state on its thread. */
+typedef struct flight {
+    const flight_config *c;
+    mission_world world;
+    mission_record *rec;
+    mission_observer rec_obs; /* the store's observer */
+    /* Where events go: the recorder, then the configuration's sinks. */
+    flight_sink sinks[FLIGHT_MAX_SINKS + 1];
+    int n_sinks;
+    watchdog *dog;
+    int64_t id;
+    flight_outcome hung; /* the watchdog's outcome, once it fired */
+} flight;
+
+void flight_config_defaults(flight_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->drone_name = "sim";
+    c->land = true;
+    c->stream = true;
+    c->max_replans = -1;
+}
+
+int flight_add_sink(flight_config *c, const flight_sink *s)
+{
+    if (c->n_sinks >= FLIGHT_MAX_SINKS) return -1;
+    c->sinks[c->n_sinks++] = *s;
+    return 0;
+}
+
+void flight_outcome_free(flight_outcome *out)
+{
+    cJSON_Delete(out->report);
+    out->report = NULL;
+}
+
+char *flight_params_json(const flight_config *c)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "time_scale", c->sim.time_scale);
+    if (c->task) {
+        cJSON_AddBoolToObject(p, "stream", c->stream);
+        if (c->max_tries) cJSON_AddNumberToObject(p, "max_tries", c->max_tries);
+        if (c->max_replans >= 0) cJSON_AddNumberToObject(p, "max_replans", c->max_replans);
+    }
+    cJSON_AddNumberToObject(p, "max_instructions", (double)c->limits.max_instructions);
+    cJSON_AddNumberToObject(p, "max_memory", (double)c->limits.max_memory);
+    cJSON_AddNumberToObject(p, "timeout_ms", (double)c->limits.timeout_ms);
+    if (c->sim.max_pictures) cJSON_AddNumberToObject(p, "max_pictures", c->sim.max_pictures);
+    if (c->sim.max_picture_bytes)
+        cJSON_AddNumberToObject(p, "max_picture_bytes", (double)c->sim.max_picture_bytes);
+    cJSON *dirs = cJSON_AddArrayToObject(p, "skills");
+    for (int i = 0; i < c->n_skill_dirs; i++) {
+        char *abs = realpath(c->skill_dirs[i], NULL);
+        cJSON_AddItemToArray(dirs, cJSON_CreateString(abs ? abs : c->skill_dirs[i]));
+        free(abs);
+    }
+    char *text = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    return text;
+}
+
+/* ---- events: one list of sinks, the recorder's first ------------------------ */
+
+/* The recorder's observer (record.h) as the flight's first sink: what a
+ * front end shows is on disk already. Its skill events are recorded by the
+ * runner itself, which must cancel the sandbox on a failed write before the
+ * skill acts. */
+static void rec_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                    const llm_result *res)
+{
+    const mission_observer *o = ud;
+    if (o->llm_exchange) o->llm_exchange(o->ud, kind, msgs, nmsgs, res);
+}
+
+static void rec_plan(void *ud, int index, const char *text, size_t len, const char *diagnostics)
+{
+    const mission_observer *o = ud;
+    if (o->plan) o->plan(o->ud, index, text, len, diagnostics);
+}
+
+static void rec_scene(void *ud, const char *description)
+{
+    const mission_observer *o = ud;
+    if (o->scene) o->scene(o->ud, description);
+}
+
+/* Calls EVENT (with its arguments) on every sink of FL that has it. */
+#define EACH_SINK(fl, event, ...)                                                                  \
+    for (int i = 0; i < (fl)->n_sinks; i++)                                                        \
+        if ((fl)->sinks[i].event) (fl)->sinks[i].event((fl)->sinks[i].ud, __VA_ARGS__)
+
+static void on_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                   const llm_result *res)
+{
+    EACH_SINK((flight *)ud, llm, kind, msgs, nmsgs, res);
+}
+
+static void on_plan(void *ud, int index, const char *text, size_t len, const char *diagnostics)
+{
+    EACH_SINK((flight *)ud, plan, index, text, len, diagnostics);
+}
+
+static void on_plan_text(void *ud, int index, const char *text, size_t len)
+{
+    EACH_SINK((flight *)ud, plan_text, index, text, len);
+}
+
+static void on_statement(void *ud, int index, const char *text, size_t len, int depth)
+{
+    EACH_SINK((flight *)ud, statement, index, text, len, depth);
+}
+
+static void on_scene(void *ud, const char *description)
+{
+    EACH_SINK((flight *)ud, scene, description);
+}
+
+static void on_skill(void *ud, const skill_event *ev)
+{
+    flight *fl = ud;
+    EACH_SINK(fl, skill, &fl->world, ev);
+}
+
+static mission_observer observer(flight *fl)
+{
+    return (mission_observer){.llm_exchange = on_llm,
+                              .plan = on_plan,
+                              .plan_text = on_plan_text,
+                              .statement = on_statement,
+                              .scene = on_scene,
+                              .ud = fl};
+}
+
+/* ---- the watchdog and the front end's stop ------------------------------ */
+
+/* The plan's sandbox goes to the front end (its stop) and to the watchdog. */
+static void on_sandbox(void *ud, sandbox *sb)
+{
+    flight *fl = ud;
+    if (fl->c->on_sandbox) fl->c->on_sandbox(fl->c->on_sandbox_ud, sb);
+    /* After the front end's hook: this waits for a firing watchdog, whose
+     * on_hang may take the front end's locks. */
+    watchdog_watch(fl->dog, sb);
+}
+
+/* On the watchdog's thread, the flight's thread being stuck in its VM: land,
+ * record the mission as hung and tell the front end. */
+static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
+{
+    (void)sb, (void)why;
+    flight *fl = ud;
+    flight_outcome *h = &fl->hung;
+    watchdog_end_mission(&fl->world, fl->rec, msg, h->error, sizeof h->error);
+    h->mission_id = fl->id;
+    h->status = STORE_HUNG;
+    if (fl->world.drone) h->pose = mission_world_pose(&fl->world);
+    if (fl->c->on_hang) fl->c->on_hang(fl->c->on_hang_ud, h);
+}
+
+static bool cancelled(const flight *fl)
+{
+    return fl->c->cancel && atomic_load(fl->c->cancel);
+}
+
+/* Ctrl-C or Stop before the plan runs (connect, takeoff, the Tello's video
+ * stream): the driver's calls give up. */
+static bool launch_aborted(void *ud)
+{
+    return cancelled(ud);
+}
+
+/* ---- the world ------------------------------------------------------------ */
+
+static int not_cancelled(const flight *fl, char *err, size_t errlen)
+{
+    if (!cancelled(fl)) return 0;
+    return errmsg_set(err, errlen, "cancelled before the plan started");
+}
+
+/* Opens the world: the simulator in the scene (it takes off at once), or
+ * the Tello behind its limits, connected (battery check) and launched; then
+ * the eyes, if a detector was asked for. On failure the world holds what
+ * was opened: close it. */
+static int open_world(flight *fl, char *err, size_t errlen)
+{
+    const flight_config *c = fl->c;
+    mission_world *w = &fl->world;
+    if (c->tello) {
+        drone *drv = tello_new(c->tello, err, errlen);
+        if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
+        if (c->progress)
+            fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
+                    c->tello->port);
+        w->drone->abort = launch_aborted;
+        w->drone->abort_ud = fl;
+        int rc = mission_world_launch(w, err, errlen);
+        w->drone->abort = NULL;
+        if (rc || not_cancelled(fl, err, errlen)) return -1;
+    } else if (mission_world_sim_scene(w, c->scene, &c->sim, err, errlen)) {
+        return -1;
+    }
+    if (!c->vision) return 0;
+    vision_options vo = *c->vision;
+    if (vo.det.kind == VISION_DETECTOR_SIM && c->tello) return 0;   /* no camera */
+    if (vo.det.kind == VISION_DETECTOR_SIM && !vo.source) return 0; /* the sim's camera */
+    char src[32];
+    /* The Tello streams since connect sent `streamon`. */
+    if (!vo.source && c->tello) vo.source = tello_video_source(c->tello, src, sizeof src);
+    if (mission_world_eyes(w, &vo, err, errlen)) return -1;
+    if (c->progress) fprintf(c->progress, "vision: %s\n", vision_pipeline_describe(w->eyes));
+    return c->tello ? not_cancelled(fl, err, errlen) : 0;
+}
+
+/* ---- flying ----------------------------------------------------------- */
+
+static runner_opts run_opts(flight *fl)
+{
+    const flight_config *c = fl->c;
+    return (runner_opts){
+        .reg = c->reg,
+        .world = &fl->world,
+        .limits = c->limits,
+        .progress = c->progress,
+        .on_sandbox = on_sandbox,
+        .on_sandbox_ud = fl,
+        .on_skill_event = on_skill,
+        .on_skill_event_ud = fl,
+        .record = fl->rec,
+        .t0_ms = mission_record_t0_ms(fl->rec),
+    };
+}
+
+/* The given plan; its probes ask the configured LLM. */
+static cJSON *fly_plan(flight *fl, runner_outcome *out, int *llm_calls)
+{
+    const flight_config *c = fl->c;
+    run_probe rp = {.prompts_dir = c->prompts, .world = &fl->world, .cancel = c->cancel};
+    if (c->llm)
+        rp.cfg = *c->llm;
+    else
+        llm_config_defaults(&rp.cfg);
+    rp.obs = observer(fl);
+    runner_opts ro = run_opts(fl);
+    ro.plan = c->plan;
+    ro.plan_len = c->plan_len;
+    ro.outcome = out;
+    ro.probe = run_probe_ask;
+    ro.probe_ud = &rp;
+    cJSON *doc = runner_run(&ro);
+    *llm_calls = rp.calls;
+    if (doc) runner_report_set(doc, "llm_calls", cJSON_CreateNumber(rp.calls));
+    return doc;
+}
+
+/* The task, through the mission controller. NULL with a message. */
+static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen)
+{
+    const flight_config *c = fl->c;
+    prompt_set *ps = prompt_load(c->prompts, err, errlen);
+    if (!ps) return NULL;
+    mission_opts mo;
+    mission_opts_defaults(&mo);
+    mo.run = run_opts(fl);
+    mo.task = c->task;
+    mo.prompts = ps;
+    mo.llm = c->replies ? mission_replay_llm(c->replies) : mission_llm_default(c->llm);
+    mo.obs = observer(fl);
+    mo.stream = c->stream;
+    if (c->max_tries > 0) mo.max_tries = c->max_tries;
+    if (c->max_replans >= 0) mo.max_replans = c->max_replans;
+    mo.cancel = c->cancel;
+    mo.outcome = out;
+    mo.vet = c->vet;
+    mo.vet_ud = c->vet_ud;
+    cJSON *doc = mission_run(&mo);
+    prompt_free(ps);
+    if (!doc) errmsg_set(err, errlen, "out of memory");
+    return doc;
+}
+
+/* ---- landing and the status -------------------------------------------- */
+
+/* Lands the world (when the flight lands) before the mission's outcome is
+ * recorded: a landing that fails or is never acknowledged makes the mission
+ * fail (SPEC §7). Appends the reason to ERR (after what is there) and
+ * returns -1 then. */
+static int land_or_fail(flight *fl, char *err, size_t errlen)
+{
+    char why[600];
+    if (!fl->c->land || mission_world_land(&fl->world, why, sizeof why) == 0) return 0;
+    size_t n = strlen(err);
+    snprintf(err + n, errlen - n, "%s%s", n ? "; " : "", why);
+    return -1;
+}
+
+/* Ends the mission's record with OUT's status and error. */
+static void close_record(flight *fl, flight_outcome *out, const cJSON *result)
+{
+    char err[600];
+    if (mission_record_close(fl->rec, out->status, out->error[0] ? out->error : NULL, result, err,
+                             sizeof err)) {
+        out->recorded = false;
+        snprintf(out->record_error, sizeof out->record_error,
+                 "mission %lld not recorded to its end: %s", (long long)fl->id, err);
+    }
+    fl->rec = NULL;
+}
+
+/* Fills OUT's counts from REPORT. */
+static void read_report(flight_outcome *out, const cJSON *report)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(report, "plans");
+    out->plans = cJSON_GetArraySize(v);
+    v = cJSON_GetObjectItemCaseSensitive(report, "tries");
+    out->tries = cJSON_IsNumber(v) ? v->valueint : out->plans;
+    v = cJSON_GetObjectItemCaseSensitive(report, "replans");
+    out->replans = cJSON_IsNumber(v) ? v->valueint : 0;
+    v = cJSON_GetObjectItemCaseSensitive(report, "error");
+    snprintf(out->error, sizeof out->error, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+/* Lands, maps the status and closes the record of a flight that flew. */
+static void finish(flight *fl, flight_outcome *out)
+{
+    cJSON *doc = out->report;
+    cJSON_AddNumberToObject(doc, "mission_id", (double)fl->id);
+    read_report(out, doc);
+    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
+    /* A hung flight whose thread came back after all stays as the watchdog
+     * recorded and reported it: its drone was landed then. */
+    if (watchdog_stop(fl->dog)) {
+        fl->dog = NULL;
+        out->status = STORE_HUNG;
+        snprintf(out->error, sizeof out->error, "%s", fl->hung.error);
+        runner_report_set(doc, "ok", cJSON_CreateFalse());
+        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+        close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
+        return;
+    }
+    fl->dog = NULL;
+    bool landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
+    if (!landed) {
+        ok = false;
+        runner_report_set(doc, "ok", cJSON_CreateFalse());
+        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+    }
+    /* The one mapping from how a flight ended to the status it is recorded
+     * with: the report's "ok" decides between ok and not; the runner's
+     * outcome (or the cancel flag: a cancelled LLM request) tells a cancel
+     * from a failure. A failed landing is a failure, also after a cancel:
+     * the drone may still be up. */
+    store_status status = ok ? STORE_OK : runner_store_status(out->run.status);
+    if (!ok && cancelled(fl)) status = STORE_CANCELLED;
+    if ((status == STORE_OK && !ok) || !landed) status = STORE_FAILED;
+    out->status = status;
+    out->landed = landed;
+    out->ok = ok;
+    close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
+    /* "ok" would contradict the failure: a mission the store lost the end
+     * of (a full disk) is reported as failed. */
+    if (ok && !out->recorded) {
+        out->ok = false;
+        snprintf(out->error, sizeof out->error, "%s", out->record_error);
+        runner_report_set(doc, "ok", cJSON_CreateFalse());
+        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+    }
+}
+
+/* A flight that ended before a plan flew: lands what took off, records the
+ * mission as failed (or cancelled) with ERR. */
+static int abandon(flight *fl, flight_outcome *out, const char *err)
+{
+    snprintf(out->error, sizeof out->error, "%s", err);
+    if (watchdog_stop(fl->dog)) {
+        fl->dog = NULL;
+        out->status = STORE_HUNG;
+        snprintf(out->error, sizeof out->error, "%s", fl->hung.error);
+        close_record(fl, out, NULL);
+        return -1;
+    }
+    fl->dog = NULL;
+    bool cancel = cancelled(fl);
+    out->landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
+    out->status = cancel && out->landed ? STORE_CANCELLED : STORE_FAILED;
+    close_record(fl, out, NULL);
+    return -1;
+}
+
+/* Begins recording C's flight, reading poses from WORLD (may be NULL). */
+static mission_record *record_begin(const flight_config *c, mission_world *world, int64_t *id,
+                                    char *err, size_t errlen)
+{
+    char *params = flight_params_json(c);
+    store_mission_info info = {.task = c->task,
+                               .drone = c->drone_name ? c->drone_name : "sim",
+                               .model = c->model,
+                               .scene_json = c->scene_json,
+                               .params_json = params,
+                               .seed = (int64_t)c->sim.seed,
+                               .replay_of = c->replay_of};
+    mission_record *rec = mission_record_open(c->db, &info, world, err, errlen);
+    free(params);
+    if (!rec) return NULL;
+    *id = store_mission_id(mission_record_mission(rec));
+    if (c->progress)
+        fprintf(c->progress, "mission %lld (recorded in %s)\n", (long long)*id,
+                store_path(mission_record_store(rec)));
+    return rec;
+}
+
+int flight_refuse(const flight_config *c, const char *why, int64_t *id, char *err, size_t errlen)
+{
+    mission_record *rec = record_begin(c, NULL, id, err, errlen);
+    if (!rec) return -1;
+    mission_record_plan(rec, c->plan, c->plan_len, true, NULL);
+    return mission_record_close(rec, STORE_FAILED, why, NULL, err, errlen);
+}
+
+static int open_record(flight *fl, flight_outcome *out)
+{
+    const flight_config *c = fl->c;
+    char err[1024];
+    fl->rec = record_begin(c, &fl->world, &fl->id, err, sizeof err);
+    if (!fl->rec) {
+        snprintf(out->error, sizeof out->error, "cannot record the mission: %s", err);
+        return -1;
+    }
+    out->mission_id = fl->id;
+    fl->rec_obs = mission_record_observer(fl->rec, c->llm ? c->llm->model : c->model);
+    fl->sinks[0] =
+        (flight_sink){.llm = rec_llm, .plan = rec_plan, .scene = rec_scene, .ud = &fl->rec_obs};
+    for (int i = 0; i < c->n_sinks && i < FLIGHT_MAX_SINKS; i++)
+        fl->sinks[1 + i] = c->sinks[i];
+    fl->n_sinks = 1 + (c->n_sinks < FLIGHT_MAX_SINKS ? c->n_sinks : FLIGHT_MAX_SINKS);
+    return 0;
+}
+
+static int fly_in_world(flight *fl, flight_outcome *out)
+{
+    const flight_config *c = fl->c;
+    char err[1024] = "";
+    EACH_SINK(fl, begin, fl->id);
+    int opened = open_world(fl, err, sizeof err);
+    /* After open_world, which clears the world: a landing after a cancel
+     * hurries. */
+    fl->world.cancel = c->cancel;
+    if (opened) return abandon(fl, out, err);
+    EACH_SINK(fl, world, &fl->world);
+    if (c->plan) {
+        out->report = fly_plan(fl, &out->run, &out->llm_calls);
+        if (!out->report) errmsg_set(err, sizeof err, "out of memory");
+    } else {
+        out->report = fly_task(fl, &out->run, err, sizeof err);
+    }
+    if (!out->report) return abandon(fl, out, err);
+    out->flown = true;
+    finish(fl, out);
+    return 0;
+}
+
+int flight_fly(const flight_config *c, flight_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    out->status = STORE_FAILED;
+    out->landed = true;
+    out->recorded = true;
+    double t0 = skills_now_ms();
+    flight *fl = calloc(1, sizeof *fl);
+    if (!fl) return errmsg_set(out->error, sizeof out->error, "out of memory");
+    fl->c = c;
+    if (open_record(fl, out)) {
+        out->recorded = false;
+        free(fl);
+        return -1;
+    }
+    char err[512];
+    fl->dog = watchdog_start(on_hang, fl, c->cancel, err, sizeof err);
+    if (!fl->dog) fprintf(stderr, "aloft: %s\n", err);
+    int rc = fly_in_world(fl, out);
+    if (fl->world.drone) out->pose = mission_world_pose(&fl->world);
+    mission_world_close(&fl->world, c->land);
+    if (fl->rec) mission_record_free(fl->rec);
+    out->total_ms = skills_now_ms() - t0;
+    free(fl);
+    return rc;
+}

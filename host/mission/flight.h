@@ -1,0 +1,172 @@
+/*
+ * One flight's lifecycle (SPEC §7 "Front ends"): every front end (`aloft
+ * run`, `aloft serve`, the ones planned next) starts a flight here and
+ * nowhere else, so that missions are recorded, watched, landed and given
+ * their status the same way whoever asked for them.
+ *
+ *   flight_fly(cfg, &out):
+ *     record  open the mission in the store (every flight is recorded)
+ *     watch   start the watchdog (SPEC §6) on the mission's cancel flag
+ *     world   open the simulator in the scene, or the Tello behind its
+ *             limits (connect, battery check, takeoff), then the eyes
+ *     fly     the given plan (runner) or the task (mission controller)
+ *     land    before the outcome is recorded: a landing that fails or is
+ *             never acknowledged makes the mission fail (SPEC §7)
+ *     status  one mapping from how the plan ended to the stored status
+ *     close   the record, then the world
+ *
+ * Events go to every sink of the configuration (flight_sink), each with
+ * typed callbacks, after the store's recorder saw them. A front end encodes
+ * the typed outcome (flight_outcome) in its own format at its edge.
+ *
+ * Threads: flight_fly runs on the caller's thread. Stopping a flight from
+ * another thread or a signal handler: set the configuration's cancel flag
+ * and cancel the sandbox on_sandbox handed over. When the watchdog ends a
+ * hung flight, on_hang runs on the watchdog's thread (see watchdog.h).
+ */
+#ifndef ALOFT_MISSION_FLIGHT_H
+#define ALOFT_MISSION_FLIGHT_H
+
+#include "drone/scene.h"
+#include "drone/sim.h"
+#include "drone/tello.h"
+#include "llm/llm.h"
+#include "mission/controller.h"
+#include "mission/runner.h"
+#include "sandbox/sandbox.h"
+#include "skills/registry.h"
+#include "store/store.h"
+#include "vision/options.h"
+
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One receiver of a flight's events; every callback may be NULL. They run
+ * on the flight's thread, in the order the events happen. */
+typedef struct flight_sink {
+    /* The mission was recorded as ID (the first event). */
+    void (*begin)(void *ud, int64_t mission_id);
+    /* The world is open (the drone is up): its pose now. */
+    void (*world)(void *ud, struct mission_world *w);
+    /* An LLM exchange ended (also when it failed or was aborted). */
+    void (*llm)(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
+                const llm_result *res);
+    /* LEN more bytes of plan INDEX's cleaned text arrived. */
+    void (*plan_text)(void *ud, int index, const char *text, size_t len);
+    /* Plan INDEX arrived whole or cut short; DIAGNOSTICS NULL when valid. */
+    void (*plan)(void *ud, int index, const char *text, size_t len, const char *diagnostics);
+    /* A statement of plan INDEX starts running. */
+    void (*statement)(void *ud, int index, const char *text, size_t len, int depth);
+    /* The scene description the LLM was sent. */
+    void (*scene)(void *ud, const char *description);
+    /* A skill was called, returned or refused (constraint violation). */
+    void (*skill)(void *ud, struct mission_world *w, const skill_event *ev);
+    void *ud;
+} flight_sink;
+
+#define FLIGHT_MAX_SINKS 4
+
+struct flight_outcome;
+
+typedef struct flight_config {
+    /* The drone: a Tello (TELLO, connected and launched by the flight) or
+     * the simulator (TELLO NULL, flying SIM's options in SCENE). */
+    const tello_config *tello;
+    const char *drone_name;       /* recorded: "sim", "tello:HOST" */
+    sim_options sim;              /* time scale, seed, pictures, pose hook */
+    bool land;                    /* land at the end (false: a Tello stays up) */
+    const vision_options *vision; /* the eyes, or NULL: the simulator's camera */
+    /* The world: the scene the simulator flies, or a Tello's limits (the
+     * file SCENE_PATH; NULL: the default limits). SCENE_JSON is recorded
+     * (the scene file's text, for replay), or NULL. */
+    const scene *scene;
+    const char *scene_path;
+    const char *scene_json;
+    /* What to fly: TASK (the mission controller) or PLAN (LEN bytes). */
+    const char *task;
+    const char *plan;
+    size_t plan_len;
+    const skill_registry *reg;
+    sandbox_limits limits;
+    /* The LLM: for the task, and for a plan's probes. */
+    const llm_config *llm;
+    const char *model;   /* recorded model name, or NULL */
+    const char *prompts; /* template directory, or NULL: the built-in ones */
+    bool stream;         /* stream interpreting */
+    int max_tries;       /* 0: the controller's default */
+    int max_replans;     /* -1: the controller's default */
+    /* Replay: the recorded LLM replies answer instead of the LLM. */
+    store_replay *replies;
+    int64_t replay_of;
+    /* Recorded with the mission (the parameters a replay flies again). */
+    const char *const *skill_dirs;
+    int n_skill_dirs;
+    const char *db; /* the store (NULL: $ALOFT_DB or the default) */
+    /* Connecting, the eyes, the mission's id: lines for a user; and with
+     * a plan, each skill call. NULL = quiet. */
+    FILE *progress;
+    /* The mission's cancel flag (Ctrl-C, Stop). */
+    atomic_bool *cancel;
+    /* The sandbox a plan runs in, and NULL after (for the front end's
+     * stop). */
+    void (*on_sandbox)(void *ud, sandbox *sb);
+    void *on_sandbox_ud;
+    /* The watchdog ended the hung flight (on its thread): OUT says how.
+     * The flight's own thread may never come back. */
+    void (*on_hang)(void *ud, const struct flight_outcome *out);
+    void *on_hang_ud;
+    /* Batch mode: a gate every plan passes before it runs (mission_opts). */
+    int (*vet)(void *ud, const char *plan, size_t len, char *why, size_t whylen);
+    void *vet_ud;
+    flight_sink sinks[FLIGHT_MAX_SINKS];
+    int n_sinks;
+} flight_config;
+
+/* Fills C with the defaults: the simulator, landing at the end, streaming,
+ * the controller's tries and replans. */
+void flight_config_defaults(flight_config *c);
+
+/* Adds S to C's sinks; -1 when C has FLIGHT_MAX_SINKS already. */
+int flight_add_sink(flight_config *c, const flight_sink *s);
+
+typedef struct flight_outcome {
+    /* The mission as recorded (STORE_RUNNING: never recorded, id 0). */
+    int64_t mission_id;
+    store_status status;
+    bool ok;                /* the plan ran to its end and the drone landed */
+    bool flown;             /* a plan or task ran: REPORT holds what it did */
+    bool landed;            /* false: the landing failed (the drone may be up) */
+    bool recorded;          /* false: the store lost the mission's end */
+    char error[2048];       /* why not ok, or "" */
+    char record_error[700]; /* why not recorded, or "" */
+    drone_pose pose;        /* where the drone was at the end */
+    runner_outcome run;     /* how the last plan ended */
+    int plans, tries, replans, llm_calls;
+    double total_ms; /* the whole flight, wall clock */
+    /* The SPEC §2 run report of what flew (calls, logs, result, timings),
+     * "mission_id", "ok" and "error" included; NULL when nothing flew.
+     * Owned: flight_outcome_free. */
+    cJSON *report;
+} flight_outcome;
+
+/* Flies C's plan or task (see the top). Returns 0 when a plan or task
+ * flew (OUT->report says what it did, OUT->status how it was recorded),
+ * or -1 when the flight ended before (no record, no drone, takeoff
+ * failed, ...) with OUT->error. Either way OUT needs flight_outcome_free. */
+int flight_fly(const flight_config *c, flight_outcome *out);
+
+void flight_outcome_free(flight_outcome *out);
+
+/* Records C's plan as a mission refused before it took off (plan
+ * verification failed): the plan, then the end as failed with WHY. Returns
+ * 0 with the mission's id in *ID, or -1 with a message. */
+int flight_refuse(const flight_config *c, const char *why, int64_t *id, char *err, size_t errlen);
+
+/* The run parameters recorded with a mission (a JSON object's text,
+ * malloc'd, or NULL): what a replay flies again. */
+char *flight_params_json(const flight_config *c);
+
+#endif
