@@ -29,8 +29,10 @@ store_status runner_store_status(runner_status st)
 
 /* A statement (or block header) that started, not yet known to have run. */
 typedef struct pending_statement {
-    const char *text; /* in the plan text, which outlives the event */
-    size_t len;
+    /* Where it is in the plan text: an offset, not a pointer, since the
+     * text of a streamed plan grows (and moves) while a block that started
+     * waits for its first statement to run. */
+    size_t off, len;
     int line, col, depth;
     double sim_s, t_ms; /* when it started */
 } pending_statement;
@@ -50,6 +52,7 @@ struct runner_session {
      * runner_session_event). */
     pending_statement pending[RUNNER_MAX_PENDING];
     int npending;
+    const char *src; /* the plan text as of the event being run */
     /* The world's camera, when views go through observe_recorded. */
     int (*observe)(void *ud, vision_object *out, int max, char *err, size_t errlen);
     void *observe_ud;
@@ -63,12 +66,12 @@ static double clock_s(const runner_session *rs)
     return w->sim ? mission_world_sim_s(w) : (skills_now_ms() - rs->t0) / 1000;
 }
 
-static void pending_add(runner_session *rs, const ms_event *ev, const char *src)
+static void pending_add(runner_session *rs, const ms_event *ev)
 {
     const runner_opts *o = rs->o;
     if ((!o->progress && !o->record) || rs->npending == RUNNER_MAX_PENDING) return;
     pending_statement *p = &rs->pending[rs->npending++];
-    p->text = src + ev->off, p->len = ev->len;
+    p->off = ev->off, p->len = ev->len;
     p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
     p->sim_s = clock_s(rs);
     p->t_ms = skills_now_ms() - rs->t0;
@@ -77,14 +80,14 @@ static void pending_add(runner_session *rs, const ms_event *ev, const char *src)
 static void pending_flush(runner_session *rs, bool ran)
 {
     const runner_opts *o = rs->o;
-    for (int i = 0; ran && i < rs->npending; i++) {
+    for (int i = 0; ran && rs->src && i < rs->npending; i++) {
         const pending_statement *p = &rs->pending[i];
+        const char *text = rs->src + p->off;
         if (o->record)
-            mission_record_statement(o->record, p->t_ms, rs->plans, p->line, p->col, p->text,
-                                     p->len);
+            mission_record_statement(o->record, p->t_ms, rs->plans, p->line, p->col, text, p->len);
         if (o->progress)
             fprintf(o->progress, "[%7.2fs] %*s> %.*s\n", p->sim_s, 2 * p->depth, "",
-                    (int)(p->len > 400 ? 400 : p->len), p->text);
+                    (int)(p->len > 400 ? 400 : p->len), text);
     }
     if (ran && rs->npending && o->progress) fflush(o->progress);
     rs->npending = 0;
@@ -333,7 +336,8 @@ sandbox_status runner_session_event(runner_session *s, const ms_event *ev, const
     }
     if (ms_exec_finished(s->x)) return SANDBOX_OK;
     ms_event_kind k = ev->kind;
-    if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(s, ev, src);
+    s->src = src; /* valid while this event runs: the text grows only between events */
+    if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(s, ev);
     int before = ms_exec_statements_run(s->x);
     double t = skills_now_ms();
     sandbox_status st = ms_exec_event(s->x, ev, err, errlen);
