@@ -112,7 +112,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
  */
 static void settle_refusal(lua_State *L, sandbox *sb)
 {
-    if (!sb->refused_pending || sb->poison != SANDBOX_OK) return;
+    if (!sb->refused_pending) return; /* callers call it on a state not yet poisoned */
     sb->refused_pending = false;
     lua_gc(L, LUA_GCCOLLECT);
     if (sb->mem_used + sb->refused_want > sb->lim.max_memory) sb->poison = SANDBOX_MEMORY;
@@ -216,6 +216,13 @@ sandbox_usage sandbox_get_usage(const sandbox *sb)
  * defines none, so the reference is NULL. */
 extern void sandbox_test_globals(sandbox *sb) __attribute__((weak));
 
+/* Builds the environment; returns the base table. */
+static int build_env(lua_State *L)
+{
+    sandbox_env_build(L);
+    return 1;
+}
+
 sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
 {
     sandbox *sb = calloc(1, sizeof *sb);
@@ -240,13 +247,15 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
         return NULL;
     }
     lua_State *L = sb->L;
-    sandbox_env_build(L);
-    sb->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    if (sb->poison != SANDBOX_OK) {
+    /* Protected: under a cap too small for the environment, an unprotected
+     * memory error would make Lua abort the whole process. */
+    lua_pushcfunction(L, build_env);
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
         snprintf(err, errlen, "the environment does not fit in %zu bytes", sb->lim.max_memory);
         sandbox_free(sb);
         return NULL;
     }
+    sb->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (sandbox_test_globals) sandbox_test_globals(sb);
     lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, SANDBOX_HOOK_STEP);
     return sb;
@@ -257,7 +266,7 @@ void sandbox_free(sandbox *sb)
     if (!sb) return;
     /* Closing runs no script code of consequence (no __gc is ever set), and
      * the hook stays armed for whatever does run. */
-    if (sb->L) lua_close(sb->L);
+    lua_close(sb->L); /* never NULL: sandbox_new frees a state it could not make */
     free(sb->out);
     free(sb);
 }
@@ -321,8 +330,7 @@ static void limit_message(const sandbox *sb, char *err, size_t errlen)
         snprintf(err, errlen, "time limit reached (%llu ms)",
                  (unsigned long long)sb->lim.timeout_ms);
         break;
-    case SANDBOX_CANCELLED: snprintf(err, errlen, "cancelled"); break;
-    default: snprintf(err, errlen, "unknown limit"); break;
+    default: snprintf(err, errlen, "cancelled"); break; /* the one poison left */
     }
 }
 
