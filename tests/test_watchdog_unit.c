@@ -7,6 +7,11 @@
 #include "mission/record.h"
 #include "mission/runner.h"
 #include "mission/watchdog.h"
+#include "drone/tello.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -195,6 +200,55 @@ static void test_end_mission(void)
           out);
     mission_record_free(rec);
     mission_world_close(&world, true);
+
+    /* a world with no drone: the message alone */
+    mission_world none = {0};
+    CHECK(watchdog_end_mission(&none, NULL, "hung: n", out, sizeof out) == 0);
+    CHECK(strcmp(out, "hung: n") == 0, "%s", out);
+}
+
+/* A Tello that never answers (a bound UDP port nobody reads): the landing
+ * fails and the text says the drone was not landed. */
+static void test_end_mission_landing_fails(void)
+{
+    char out[1024], err[256] = "";
+    int silent = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    CHECK(bind(silent, (struct sockaddr *)&a, sizeof a) == 0);
+    getsockname(silent, (struct sockaddr *)&a, &alen);
+    tello_config cfg;
+    tello_config_init(&cfg);
+    snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
+    cfg.port = ntohs(a.sin_port);
+    int probe = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in st = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t stlen = sizeof st;
+    bind(probe, (struct sockaddr *)&st, sizeof st);
+    getsockname(probe, (struct sockaddr *)&st, &stlen);
+    close(probe); /* a free port for the driver's state socket */
+    cfg.state_port = ntohs(st.sin_port);
+    cfg.video = false;
+    cfg.keepalive_ms = 0;
+    cfg.retries = 0;
+    cfg.timeout_ms = cfg.takeoff_timeout_ms = 200;
+    drone *drv = tello_new(&cfg, err, sizeof err);
+    CHECK(drv != NULL, "%s", err);
+    mission_world world;
+    CHECK(mission_world_wrap(&world, drv, NULL, err, sizeof err) == 0, "%s", err);
+    world.launched = true; /* as if it had taken off: the watchdog must land it */
+    /* its state says it is 50 cm up */
+    const char state[] = "pitch:0;roll:0;yaw:0;vgx:0;vgy:0;vgz:0;templ:60;temph:63;tof:60;h:50;"
+                         "bat:80;baro:1.00;time:1;agx:0.00;agy:0.00;agz:-1000.00;\r\n";
+    for (int i = 0; i < 5; i++) {
+        sendto(silent, state, strlen(state), 0, (struct sockaddr *)&st, sizeof st);
+        sleep_ms(20);
+    }
+    CHECK(watchdog_end_mission(&world, NULL, "hung: t", out, sizeof out) == -1, "%s", out);
+    CHECK(strstr(out, "hung: t; the drone was stopped but did not land: landing failed") == out,
+          "%s", out);
+    mission_world_close(&world, false);
+    close(silent);
 }
 
 int main(void)
@@ -209,6 +263,7 @@ int main(void)
     test_idle();
     test_stop_waits_for_fire();
     test_end_mission();
+    test_end_mission_landing_fails();
     unlink(scene_path);
     char side[128];
     unlink(db_path);
