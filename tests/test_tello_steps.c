@@ -145,6 +145,13 @@ static void test_plan_move(void)
     CHECK(n == -1 && strcmp(err, "forward 400 would end at y 1205") == 0, "n=%d: %s", n, err);
     CHECK(wide.asked == 3, "the check was asked %d times", wide.asked);
 
+    /* a pair of long steps is not a short move's pair: no other order */
+    band mid = {0, 400, 0};
+    n = tello_plan_move(DRONE_FORWARD, 600, &at, in_band, &mid, s, TELLO_MAX_STEPS, err,
+                        sizeof err);
+    CHECK(n == -1 && strcmp(err, "forward 300 would end at y 605") == 0, "n=%d: %s", n, err);
+    CHECK(mid.asked == 2, "the check was asked %d times", mid.asked);
+
     /* too long, and no check at all */
     n = tello_plan_move(DRONE_FORWARD, 600, &at, in_band, &wide, s, 1, err, sizeof err);
     CHECK(n == -1 && strcmp(err, "a move of 600 cm cannot be flown in at most 1 steps") == 0, "%s",
