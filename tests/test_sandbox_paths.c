@@ -255,6 +255,13 @@ static void test_environment_edges(void)
         "local co = coroutine.wrap(function() return xpcall(function() "
         "coroutine.yield(1) return 2 end, tostring) end) "
         "assert(co() == 1) local ok, v = co() assert(ok == true and v == 2)",
+        /* xpcall that succeeds: true and the results */
+        "local ok, a, b = xpcall(function(x) return x, 2 end, tostring, 1) "
+        "assert(ok == true and a == 1 and b == 2)",
+        /* a wrapped coroutine raising the memory error's text: passed on as
+         * it is (no position added), and the script runs on */
+        "local f = coroutine.wrap(function() error('not enough memory', 0) end) "
+        "local ok, e = pcall(f) assert(not ok and e == 'not enough memory', e)",
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         CHECK(run(sb, ok[i], err, sizeof err) == SANDBOX_OK, "%s: %s", ok[i], err);
