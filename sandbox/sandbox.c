@@ -344,6 +344,19 @@ static void give_chunk_env(sandbox *sb)
     lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
 }
 
+/* After a load failed: the limit's message if one tripped (the memory cap,
+ * while compiling), else Lua's; pops the error. */
+static sandbox_status load_failed(sandbox *sb, char *err, size_t errlen)
+{
+    lua_State *L = sb->L;
+    if (sb->poison != SANDBOX_OK)
+        limit_message(sb, err, errlen);
+    else
+        snprintf(err, errlen, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "load error");
+    lua_pop(L, 1);
+    return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
+}
+
 sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const char *chunkname,
                             char *err, size_t errlen)
 {
@@ -358,14 +371,7 @@ sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const cha
     }
     /* Text only: precompiled chunks could break the VM's invariants. */
     int rc = luaL_loadbufferx(L, code, len, chunkname, "t");
-    if (rc != LUA_OK) {
-        if (sb->poison != SANDBOX_OK)
-            limit_message(sb, err, errlen);
-        else
-            snprintf(err, errlen, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "load error");
-        lua_pop(L, 1);
-        return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
-    }
+    if (rc != LUA_OK) return load_failed(sb, err, errlen);
     give_chunk_env(sb);
     return SANDBOX_OK;
 }
@@ -489,12 +495,7 @@ sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, co
     }
     int rc = luaL_loadbufferx(sb->L, compiled, clen, chunkname, "b");
     free(compiled);
-    if (rc != LUA_OK) {
-        snprintf(err, errlen, "%s",
-                 lua_isstring(sb->L, -1) ? lua_tostring(sb->L, -1) : "load error");
-        lua_pop(sb->L, 1);
-        return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
-    }
+    if (rc != LUA_OK) return load_failed(sb, err, errlen);
     give_chunk_env(sb);
     return SANDBOX_OK;
 }

@@ -122,6 +122,7 @@ static void test_load_past_the_memory_cap(void)
     sandbox_status st = sandbox_load_cached(sb, code, strlen(code), "=big", err, sizeof err);
     CHECK(st == SANDBOX_MEMORY, "memory budget: a cached 200 kB chunk loaded under 96 kB: %s (%s)",
           sandbox_status_name(st), err);
+    CHECK(strcmp(err, "memory limit reached (98304 bytes)") == 0, "%s", err);
     sandbox_free(sb);
     free(code);
 }
