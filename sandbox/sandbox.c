@@ -112,7 +112,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
  */
 static void settle_refusal(lua_State *L, sandbox *sb)
 {
-    if (!sb->refused_pending || sb->poison != SANDBOX_OK) return;
+    if (!sb->refused_pending) return; /* callers call it on a state not yet poisoned */
     sb->refused_pending = false;
     lua_gc(L, LUA_GCCOLLECT);
     if (sb->mem_used + sb->refused_want > sb->lim.max_memory) sb->poison = SANDBOX_MEMORY;
@@ -216,6 +216,13 @@ sandbox_usage sandbox_get_usage(const sandbox *sb)
  * defines none, so the reference is NULL. */
 extern void sandbox_test_globals(sandbox *sb) __attribute__((weak));
 
+/* Builds the environment; returns the base table. */
+static int build_env(lua_State *L)
+{
+    sandbox_env_build(L);
+    return 1;
+}
+
 sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
 {
     sandbox *sb = calloc(1, sizeof *sb);
@@ -240,13 +247,15 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
         return NULL;
     }
     lua_State *L = sb->L;
-    sandbox_env_build(L);
-    sb->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    if (sb->poison != SANDBOX_OK) {
+    /* Protected: under a cap too small for the environment, an unprotected
+     * memory error would make Lua abort the whole process. */
+    lua_pushcfunction(L, build_env);
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
         snprintf(err, errlen, "the environment does not fit in %zu bytes", sb->lim.max_memory);
         sandbox_free(sb);
         return NULL;
     }
+    sb->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (sandbox_test_globals) sandbox_test_globals(sb);
     lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, SANDBOX_HOOK_STEP);
     return sb;
@@ -257,7 +266,7 @@ void sandbox_free(sandbox *sb)
     if (!sb) return;
     /* Closing runs no script code of consequence (no __gc is ever set), and
      * the hook stays armed for whatever does run. */
-    if (sb->L) lua_close(sb->L);
+    lua_close(sb->L); /* never NULL: sandbox_new frees a state it could not make */
     free(sb->out);
     free(sb);
 }
@@ -321,8 +330,7 @@ static void limit_message(const sandbox *sb, char *err, size_t errlen)
         snprintf(err, errlen, "time limit reached (%llu ms)",
                  (unsigned long long)sb->lim.timeout_ms);
         break;
-    case SANDBOX_CANCELLED: snprintf(err, errlen, "cancelled"); break;
-    default: snprintf(err, errlen, "unknown limit"); break;
+    default: snprintf(err, errlen, "cancelled"); break; /* the one poison left */
     }
 }
 
@@ -334,6 +342,19 @@ static void give_chunk_env(sandbox *sb)
     sandbox_env_new_chunk_env(L, lua_gettop(L));
     lua_remove(L, -2);
     lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+}
+
+/* After a load failed: the limit's message if one tripped (the memory cap,
+ * while compiling), else Lua's; pops the error. */
+static sandbox_status load_failed(sandbox *sb, char *err, size_t errlen)
+{
+    lua_State *L = sb->L;
+    if (sb->poison != SANDBOX_OK)
+        limit_message(sb, err, errlen);
+    else
+        snprintf(err, errlen, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "load error");
+    lua_pop(L, 1);
+    return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
 }
 
 sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const char *chunkname,
@@ -350,14 +371,7 @@ sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const cha
     }
     /* Text only: precompiled chunks could break the VM's invariants. */
     int rc = luaL_loadbufferx(L, code, len, chunkname, "t");
-    if (rc != LUA_OK) {
-        if (sb->poison != SANDBOX_OK)
-            limit_message(sb, err, errlen);
-        else
-            snprintf(err, errlen, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "load error");
-        lua_pop(L, 1);
-        return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
-    }
+    if (rc != LUA_OK) return load_failed(sb, err, errlen);
     give_chunk_env(sb);
     return SANDBOX_OK;
 }
@@ -481,12 +495,7 @@ sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, co
     }
     int rc = luaL_loadbufferx(sb->L, compiled, clen, chunkname, "b");
     free(compiled);
-    if (rc != LUA_OK) {
-        snprintf(err, errlen, "%s",
-                 lua_isstring(sb->L, -1) ? lua_tostring(sb->L, -1) : "load error");
-        lua_pop(sb->L, 1);
-        return sb->poison != SANDBOX_OK ? sb->poison : SANDBOX_ERROR;
-    }
+    if (rc != LUA_OK) return load_failed(sb, err, errlen);
     give_chunk_env(sb);
     return SANDBOX_OK;
 }

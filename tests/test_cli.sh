@@ -39,6 +39,10 @@ check "unknown command is named" grep -q "unknown command 'fly'" "$tmp/err"
 expect 2 "unknown option" -- "$ALOFT" skills --frobnicate
 expect 2 "lua without a script" -- "$ALOFT" lua
 expect 2 "lua with a bad limit" -- "$ALOFT" lua --max-memory lots x.lua
+# A cap too small for the Lua environment is a clear error, not an abort.
+echo 'print(1)' >"$tmp/one.lua"
+expect 1 "lua with a cap too small for its environment" -- "$ALOFT" lua --max-memory 8k "$tmp/one.lua"
+check "the tiny cap is named" grep -q "the environment does not fit in 8192 bytes" "$tmp/err"
 expect 1 "lua with a missing script" -- "$ALOFT" lua /nonexistent/script.lua
 check "missing script is named" grep -q "cannot open '/nonexistent/script.lua'" "$tmp/err"
 

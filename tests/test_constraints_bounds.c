@@ -22,6 +22,7 @@ typedef struct scripted {
     int moves; /* motions that reached the driver */
     drone_dir last_dir;
     int last_cm;
+    bool state_fails; /* get_state returns -1 */
 } scripted;
 
 static int s_ok(drone *d, char *err, size_t errlen)
@@ -57,7 +58,7 @@ static int s_hover(drone *d)
 static int s_get_state(drone *d, drone_state *out)
 {
     *out = ((scripted *)d->impl)->st;
-    return 0;
+    return ((scripted *)d->impl)->state_fails ? -1 : 0;
 }
 
 static int s_wait(drone *d, int ms, char *err, size_t errlen)
@@ -439,6 +440,75 @@ static void test_nonfinite_state_counts_as_unknown(void)
     g->ops->destroy(g);
 }
 
+/* A state the driver cannot read refuses every checked motion and step;
+ * a NaN y is an unknown position like a NaN x; a step whose own ends are
+ * not finite is refused whatever the state says. */
+static void test_unreadable_state_and_nonfinite_steps(void)
+{
+    char err[256];
+    drone *g = guard_at(at(home.x, home.y, 100, 37), 50);
+    drv.state_fails = true;
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) &&
+              strcmp(err, "cannot read the drone's state") == 0,
+          "unreadable state: a move passed: %s", err);
+    CHECK(g->ops->takeoff(g, err, sizeof err) == -1 && strstr(err, "cannot read"),
+          "unreadable state: a takeoff passed: %s", err);
+    drone_pose from = home, to = at(home.x + 10, home.y, 100, 37);
+    CHECK(drv.self.check_step(drv.self.check_step_ud, &from, &to, "forward 20", err, sizeof err) ==
+                  -1 &&
+              strstr(err, "cannot read"),
+          "unreadable state: a step passed: %s", err);
+    g->ops->destroy(g);
+
+    g = guard_at(at(home.x, NAN, 100, 37), 50);
+    CHECK(!passes(g, DRONE_FORWARD, 20, err, sizeof err) && strstr(err, "unknown position"),
+          "NaN y: a move passed: %s", err);
+    g->ops->destroy(g);
+
+    g = guard_at(home, 50);
+    for (int i = 0; i < 6; i++) {
+        drone_pose a = home, b = at(home.x + 10, home.y + 10, 110, 37);
+        double *coord[] = {&a.x, &a.y, &a.z, &b.x, &b.y, &b.z};
+        *coord[i] = NAN;
+        CHECK(drv.self.check_step(drv.self.check_step_ud, &a, &b, "forward 20", err, sizeof err) ==
+                      -1 &&
+                  strstr(err, "unknown position"),
+              "step check: a step with a NaN end (coordinate %d) passed: %s", i, err);
+    }
+    g->ops->destroy(g);
+}
+
+/* A value that is none of the six directions never reaches the driver. */
+static void test_unknown_direction_is_refused(void)
+{
+    char err[256];
+    drone *g = guard_at(home, 50);
+    const int bad[] = {DRONE_DOWN + 1, -1, 99};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(!passes(g, (drone_dir)bad[i], 20, err, sizeof err), "direction %d: passed", bad[i]);
+        char want[64];
+        snprintf(want, sizeof want, "direction: %d is not a direction", bad[i]);
+        CHECK(strcmp(err, want) == 0, "direction %d: '%s'", bad[i], err);
+    }
+    CHECK(constraints_refused(g) && constraints_get_stats(g).refused == 3);
+    g->ops->destroy(g);
+}
+
+/* The guard's queries on a drone that is not a guard. */
+static void test_queries_on_other_drones(void)
+{
+    scripted plain = {0};
+    plain.self.ops = &scripted_ops;
+    CHECK(!constraints_is(NULL) && !constraints_is(&plain.self));
+    CHECK(!constraints_refused(&plain.self));
+    CHECK(constraints_get_stats(&plain.self).checked == 0 &&
+          constraints_get_stats(&plain.self).refused == 0);
+    CHECK(constraints_inner(&plain.self) == NULL);
+    drone *g = guard_at(home, 50);
+    CHECK(constraints_is(g) && constraints_inner(g) == &drv.self);
+    g->ops->destroy(g);
+}
+
 int main(void)
 {
     test_geofence_is_centred_on_home();
@@ -451,6 +521,9 @@ int main(void)
     test_battery_reserve_edges();
     test_unknown_parts_refuse_what_needs_them();
     test_nonfinite_state_counts_as_unknown();
+    test_unreadable_state_and_nonfinite_steps();
+    test_unknown_direction_is_refused();
+    test_queries_on_other_drones();
     test_step_check_needs_the_state_too();
     printf("%s\n", failures ? "FAIL" : "ok");
     return failures ? 1 : 0;

@@ -229,7 +229,9 @@ static void cancel_sends_stop_and_leaves_the_drone_hovering(void)
     CHECK(strcmp(err, "cancelled") == 0, "message: %s", err);
     drone_state s;
     d->ops->get_state(d, &s);
-    CHECK(s.pose.y > 10 && s.pose.y < 300, "dead-reckoned %.1f cm of the cut move", s.pose.y);
+    /* Some of the move, not all of it: where in its 5 s the cut landed
+     * depends on the machine's load, so no tighter bound. */
+    CHECK(s.pose.y > 0 && s.pose.y < 500, "dead-reckoned %.1f cm of the cut move", s.pose.y);
     /* Landing works while the abort flag is still up. */
     CHECK(d->ops->land(d, err, sizeof err) == 0, "%s", err);
     d->ops->destroy(d);

@@ -115,6 +115,46 @@ static void values_out_of_range_are_dropped(void)
           "battery range");
 }
 
+/* The parser's own edges: the 47-character number buffer, empty values and
+ * keys, tabs, empty segments, and a bad number inside mpry. */
+static void parser_edges(void)
+{
+    tello_sdk_state s;
+    char text[160];
+    char digits[64];
+    memset(digits, '0', sizeof digits);
+    digits[46] = '7';
+    digits[47] = '\0'; /* 47 characters: the longest number read */
+    snprintf(text, sizeof text, "yaw:0;bat:5;h:%s;", digits);
+    CHECK(parse(text, &s) == 0 && s.h == 7, "state number buffer: a 47-character number refused");
+    memset(digits, '0', 47);
+    digits[47] = '7';
+    digits[48] = '\0';
+    snprintf(text, sizeof text, "yaw:0;bat:5;h:%s;", digits);
+    CHECK(parse(text, &s) < 0, "state number buffer: a 48-character number accepted");
+    CHECK(parse("yaw:0;bat:5;h:;", &s) < 0, "an empty value accepted");
+    CHECK(parse("yaw:0;bat:5;h:1;:5;", &s) < 0, "an empty key accepted");
+    CHECK(parse("yaw:0;h:1;bat:5;mpry:1,x,3;", &s) < 0, "a bad number in mpry accepted");
+    CHECK(parse("\tyaw:0;;h:1\t;  ;bat:5;", &s) == 0 && s.bat == 5 && s.h == 1,
+          "tabs and empty segments refused");
+}
+
+/* The pad's id (-2..1000) and mpry (|v| <= 360) at their edges; a dropped
+ * id reads as "no pad" (-1). */
+static void pad_fields_at_their_edges(void)
+{
+    CHECK(dropped("mid", "1000") == 0 && dropped("mid", "-2") == 0, "mid in range dropped");
+    CHECK(dropped("mid", "1001") == TELLO_F_MID && dropped("mid", "-3") == TELLO_F_MID,
+          "mid out of range kept");
+    tello_sdk_state s;
+    CHECK(parse("yaw:0;h:0;bat:50;mid:1001;", &s) == 0);
+    tello_state_validate(&s);
+    CHECK(s.mid == -1, "a dropped mission pad id reads %g, not -1 (no pad)", s.mid);
+    CHECK(dropped("mpry", "360,-360,0") == 0, "mpry at +-360 dropped");
+    CHECK(dropped("mpry", "1,2,360.5") == TELLO_F_MPRY, "mpry over 360 kept");
+    CHECK(dropped("mpry", "-360.5,2,3") == TELLO_F_MPRY, "mpry under -360 kept");
+}
+
 int main(void)
 {
     sdk2_string_is_parsed();
@@ -122,6 +162,8 @@ int main(void)
     unknown_keys_and_spacing_are_tolerated();
     other_text_is_rejected();
     values_out_of_range_are_dropped();
+    parser_edges();
+    pad_fields_at_their_edges();
     if (failures) {
         fprintf(stderr, "test_tello_state: %d check(s) failed\n", failures);
         return 1;

@@ -137,7 +137,7 @@ static int g_land(drone *d, char *err, size_t errlen)
 static const char *dir_word(drone_dir dir)
 {
     static const char *const w[] = {"forward", "backward", "left", "right", "up", "down"};
-    return (unsigned)dir < 6 ? w[dir] : "?";
+    return w[dir]; /* g_move refused any other value first */
 }
 
 /* Is a horizontal position X, Y farther from home than the geofence, and
@@ -161,6 +161,9 @@ static bool leaves_band(const guard *g, const drone_pose *from, double z)
 static int g_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
 {
     guard *g = enter(d);
+    /* Not one of the six: nothing could say where it would take the drone. */
+    if ((unsigned)dir > DRONE_DOWN)
+        return refuse(g, err, errlen, "direction: %d is not a direction", (int)dir);
     drone_state st;
     bool vertical = dir == DRONE_UP || dir == DRONE_DOWN;
     char what[48];
