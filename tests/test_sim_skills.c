@@ -4,6 +4,7 @@
  * labels: constraints */
 #include "drone/constraints.h"
 #include "mission/runner.h"
+#include "loader/loader.h"
 #include "skills/registry.h"
 #include "skills/skills.h"
 
@@ -320,7 +321,7 @@ static void test_scan_abstract_probes_each_view(void)
 
 int main(void)
 {
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg) return 1;
     test_vision_skills();
     test_motion_skills();

@@ -2,6 +2,7 @@
 
 #include "jsonout.h"
 #include "llm/prompt.h"
+#include "loader/loader.h"
 #include "mission/watchdog.h"
 
 #include <errno.h>
@@ -175,7 +176,7 @@ static void report_skill_problem(void *ud, const char *path, const char *message
 skill_registry *cli_load_registry(const cli_common *c)
 {
     skill_registry *reg =
-        registry_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
+        loader_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
     if (!reg) cli_fail(c->cmd, "the built-in skills failed to load");
     return reg;
 }

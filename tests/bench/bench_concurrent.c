@@ -8,6 +8,7 @@
  *   bench_concurrent [OUT.json]      (SRC=source root, default ".")
  */
 #include "bench_out.h"
+#include "loader/loader.h"
 #include "mission/runner.h"
 #include "suite.h"
 
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_concurrent: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg || !mkdtemp(pictures)) return 1;
     long failed = 0;
     run(1, 2, &failed); /* warm up */

@@ -17,6 +17,7 @@
  */
 #include "bench_out.h"
 #include "cmd/cli.h"
+#include "loader/loader.h"
 #include "mission/record.h"
 #include "mission/runner.h"
 #include "suite.h"
@@ -175,7 +176,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_record: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    skill_registry *r = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *r = loader_standard(NULL, 0, NULL, NULL);
     if (!r || !mkdtemp(pictures)) return 1;
     reg = r;
 

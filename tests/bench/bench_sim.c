@@ -6,6 +6,7 @@
  */
 #include "bench_out.h"
 #include "cmd/cli.h"
+#include "loader/loader.h"
 #include "mission/runner.h"
 #include "suite.h"
 
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sim: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg || !mkdtemp(pictures)) return 1;
     /* Warm up, then fly the whole suite until at least a second has passed. */
     int failed = 0;

@@ -7,6 +7,7 @@
  */
 #include "bench_out.h"
 #include "cmd/cli.h"
+#include "loader/loader.h"
 #include "skills/skills.h"
 #include "suite.h"
 #include "verify/verify.h"
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_verify: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg) return 1;
     for (int i = 0; i < n; i++) {
         char err[512];
