@@ -68,7 +68,20 @@ static void print_indented(const char *text, int indent)
 
 /* ---- the list -------------------------------------------------------------- */
 
-static void print_list(const cJSON *list)
+/* The task, or for a --plan mission (no task) what it flew. */
+static void print_task(store *s, const cJSON *m)
+{
+    const char *task = str(m, "task");
+    char label[600], err[256];
+    if (task)
+        fputs(task, stdout);
+    else if (store_plan_label(s, (int64_t)num(m, "id", 0), label, sizeof label, err, sizeof err))
+        fputs("(plan given)", stdout);
+    else
+        printf("plan %s", label);
+}
+
+static void print_list(store *s, const cJSON *list)
 {
     if (cJSON_GetArraySize(list) == 0) {
         printf("no missions recorded\n");
@@ -78,10 +91,11 @@ static void print_list(const cJSON *list)
     const cJSON *m;
     cJSON_ArrayForEach(m, list)
     {
-        const char *task = str(m, "task");
         printf("%5.0f  %-24s  %-11s  ", num(m, "id", 0), field(m, "started"), field(m, "status"));
         print_duration(num(m, "duration_ms", -1));
-        printf("  %s\n", task ? task : "(plan given)");
+        printf("  ");
+        print_task(s, m);
+        putchar('\n');
     }
 }
 
@@ -175,11 +189,12 @@ static void print_event(const cJSON *e, const cJSON *plans)
     }
 }
 
-static void print_mission(const cJSON *doc)
+static void print_mission(store *s, const cJSON *doc)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
-    const char *task = str(m, "task");
-    printf("mission %.0f: %s\n", num(m, "id", 0), task ? task : "(plan given)");
+    printf("mission %.0f: ", num(m, "id", 0));
+    print_task(s, m);
+    putchar('\n');
     printf("  status   %s", field(m, "status"));
     if (num(m, "duration_ms", -1) >= 0) {
         printf(" after ");
@@ -280,15 +295,21 @@ int cmd_log(int argc, char **argv)
     cJSON *doc = objects ? store_objects_json(s, err, sizeof err)
                  : id    ? store_mission_json(s, id, err, sizeof err)
                          : store_list_json(s, err, sizeof err);
-    store_close(s);
-    if (!doc) return cli_fail(c.cmd, "%s", err);
-    if (c.json) return cli_print_json(doc);
+    if (!doc) {
+        store_close(s);
+        return cli_fail(c.cmd, "%s", err);
+    }
+    if (c.json) {
+        store_close(s);
+        return cli_print_json(doc);
+    }
     if (objects)
         print_objects(doc);
     else if (id)
-        print_mission(doc);
+        print_mission(s, doc);
     else
-        print_list(doc);
+        print_list(s, doc);
+    store_close(s);
     cJSON_Delete(doc);
     return CLI_OK;
 }

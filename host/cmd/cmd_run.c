@@ -425,6 +425,8 @@ static char *params_json(const run_args *a)
     cJSON *p = cJSON_CreateObject();
     sandbox_limits l = cli_limits(&a->c);
     cJSON_AddNumberToObject(p, "time_scale", a->time_scale);
+    if (a->plan_path) /* for `aloft log`, which names what a --plan mission flew */
+        cJSON_AddStringToObject(p, "plan_file", strcmp(a->plan_path, "-") ? a->plan_path : "stdin");
     if (a->task) {
         cJSON_AddBoolToObject(p, "stream", !a->no_stream);
         if (a->max_tries) cJSON_AddNumberToObject(p, "max_tries", (double)a->max_tries);

@@ -409,7 +409,9 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         m->stop = STOP_SYNTAX;
     }
     cJSON_AddItemToArray(m->plans, cJSON_CreateString(textbuf_str(&m->plan)));
-    if (m->o->obs.plan)
+    /* A call that failed before any plan text arrived gave no plan: the
+     * exchange (with its error) is what is observed, not an empty plan. */
+    if (m->o->obs.plan && !(llm_failed && m->plan.len == 0))
         m->o->obs.plan(m->o->obs.ud, m->index, textbuf_str(&m->plan), m->plan.len,
                        m->stop == STOP_SYNTAX ? textbuf_str(&m->diag) : NULL);
     ms_stream_free(m->ps);

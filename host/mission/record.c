@@ -328,7 +328,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
 
 static void observe_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
 {
-    (void)index; /* plans are recorded in order: number index + 1 */
+    (void)index; /* plans are numbered in recording order (a failed call has none) */
     mission_record_plan(ud, plan, len, diagnostics == NULL, diagnostics);
 }
 

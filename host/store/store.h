@@ -234,6 +234,14 @@ cJSON *store_objects_json(store *s, char *err, size_t errlen);
  * [{"id","task","status","started","duration_ms"}]. NULL on error. */
 cJSON *store_list_json(store *s, char *err, size_t errlen);
 
+/* What a --plan mission (task NULL) flew, for the readable log: the plan
+ * file as given to `run --plan` (params "plan_file"), then ": " and the
+ * first statement of its first plan (cut at 60 bytes with "..."), e.g.
+ * "square.ms: 4{mf(50);tc(90)}"; the statement alone for missions recorded
+ * without the file's name.
+ * Returns 0, or -1 with "no mission ID" if there is none. */
+int store_plan_label(store *s, int64_t id, char *out, size_t outlen, char *err, size_t errlen);
+
 /* One mission as `aloft log --json ID` prints it:
  * {"mission":{..},"plans":[..],"events":[{"t_ms","kind","skill","args","ret"}],
  *  "llm_calls":[{"kind","latency_ms","prompt_tokens","completion_tokens"}]}.
