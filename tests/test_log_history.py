@@ -2,7 +2,8 @@
 simulator: a --plan mission is listed by its plan file and first statement
 (not a bare "(plan given)"); a failed LLM call is recorded as the exchange
 with its error, never as an empty plan; objects seen in different scene
-files are remembered in separate worlds."""
+files are remembered in separate worlds (one per scene file, whatever its
+path)."""
 
 import json
 import os
@@ -122,6 +123,39 @@ with tempfile.TemporaryDirectory() as tmp:
     check("401" in (doc.get("mission", {}).get("error") or ""), "the mission's error names it")
     rc, out, err = aloft("log", "--db", fdb, str(mid))
     check(rc == 0 and "plan 1" not in out, f"readable timeline shows no plan:\n{out}")
+
+    # ---- objects: one world per scene file --------------------------------
+    odb = os.path.join(tmp, "o.db")
+    apple = {"class": "apple", "x": 0, "y": 250, "z": 80, "w": 8, "d": 8, "h": 9, "color": "red"}
+    orchard = write(os.path.join(tmp, "orchard.json"), json.dumps({"objects": [apple]}))
+    # the same text under another path is the same scene file's world
+    orchard2 = write(os.path.join(tmp, "orchard-copy.json"), json.dumps({"objects": [apple]}))
+    # another scene, whose apple stands at the same coordinates
+    kitchen = write(os.path.join(tmp, "kitchen.json"),
+                    json.dumps({"objects": [apple, dict(apple, **{"class": "cup", "y": 260})]}))
+    look = write(os.path.join(tmp, "look.ms"), "iv('apple');iv('cup')")
+    for s in (orchard, kitchen, orchard2):
+        rc, out, err = aloft("run", "--scene", s, "--plan", look, "--time-scale", "0", "--db", odb)
+        check(rc == 0, f"look in {s}: {rc} {err}")
+    rc, out, err = aloft("log", "--db", odb, "--objects", "--json")
+    objs = json.loads(out) if rc == 0 else []
+    apples = sorted((o for o in objs if o["class"] == "apple"), key=lambda o: o["sightings"])
+    check(len(apples) == 2, f"an apple per world, not one merged apple: {objs}")
+    if len(apples) == 2:
+        # Each run looks the same way (no noise): the orchard's apple, seen in
+        # two runs (same text, two paths), has twice the kitchen's sightings.
+        check(apples[0]["sightings"] >= 1 and apples[1]["sightings"] == 2 * apples[0]["sightings"]
+              and apples[1]["last_mission"] == 3 and apples[0]["last_mission"] == 2,
+              f"the orchard's apple seen in runs 1 and 3, the kitchen's in run 2: {apples}")
+        check(apples[0]["world"] != apples[1]["world"] and
+              all(str(a["world"]).startswith("scene:") for a in apples),
+              f"named by their scene: {[a['world'] for a in apples]}")
+        cups = [o for o in objs if o["class"] == "cup"]
+        check(len(cups) == 1 and cups[0]["world"] == apples[0]["world"],
+              f"the cup is in the kitchen's world: {cups}")
+    rc, out, err = aloft("log", "--db", odb, "--objects")
+    check(rc == 0 and "WORLD" in out and out.count("scene:") == len(objs),
+          f"readable objects name their world:\n{out}")
 
 if failures:
     print(f"{failures} check(s) failed", file=sys.stderr)

@@ -23,7 +23,8 @@ static const char usage[] =
     "  --json      print JSON: [{\"id\",\"task\",\"status\",\"started\",\"duration_ms\"}], or\n"
     "              with ID {\"mission\",\"plans\",\"events\",\"llm_calls\"}\n"
     "  --objects   the objects remembered across missions: class, position\n"
-    "              estimate (cm), sightings, last seen\n"
+    "              estimate (cm), sightings, last seen, world (one per scene\n"
+    "              file or real drone)\n"
     "  --help      show this help\n";
 
 enum { OPT_DB = OPT_FIRST_FREE, OPT_OBJECTS };
@@ -105,14 +106,15 @@ static void print_objects(const cJSON *list)
         printf("no objects remembered\n");
         return;
     }
-    printf("%-16s %8s %8s %8s %5s %9s  %-24s  %s\n", "CLASS", "X", "Y", "Z", "CONF", "SIGHTINGS",
-           "LAST SEEN", "MISSION");
+    printf("%-16s %8s %8s %8s %5s %9s  %-24s  %7s  %s\n", "CLASS", "X", "Y", "Z", "CONF",
+           "SIGHTINGS", "LAST SEEN", "MISSION", "WORLD");
     const cJSON *o;
     cJSON_ArrayForEach(o, list)
     {
-        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %.0f\n", field(o, "class"),
+        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %7.0f  %s\n", field(o, "class"),
                num(o, "x", 0), num(o, "y", 0), num(o, "z", 0), num(o, "conf", 0),
-               num(o, "sightings", 0), field(o, "last_seen"), num(o, "last_mission", 0));
+               num(o, "sightings", 0), field(o, "last_seen"), num(o, "last_mission", 0),
+               field(o, "world"));
     }
 }
 

@@ -70,16 +70,31 @@ static sqlite3_stmt *event_statement(store_mission *m, int which, double t_ms)
 
 /* ---- missions ----------------------------------------------------------- */
 
+/* The world a mission's sightings belong to (see store_mission_begin).
+ * FNV-1a: a stable name for the scene's text, not a security measure. */
+static void mission_world(const store_mission_info *info, char *out, size_t outlen)
+{
+    if (info->scene_json) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (const unsigned char *p = (const unsigned char *)info->scene_json; *p; p++)
+            h = (h ^ *p) * 0x100000001b3ull;
+        snprintf(out, outlen, "scene:%016llx", (unsigned long long)h);
+    } else {
+        snprintf(out, outlen, "%s", info->drone && *info->drone ? info->drone : "default");
+    }
+}
+
 static int insert_mission(store *s, const store_mission_info *info, int64_t *id, char *err,
                           size_t errlen)
 {
-    char started[32], owner[160];
+    char started[32], owner[160], world[48];
     store_now_iso(started, sizeof started);
+    mission_world(info, world, sizeof world);
     store_owner_self(s, owner, sizeof owner);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO missions(task, started, drone, model, seed, scene,"
-                           " params, replay_of, owner) VALUES (?,?,?,?,?,?,?,?,?)",
+                           " params, replay_of, owner, world) VALUES (?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, "cannot record the mission", err, errlen);
     store_bind_text(st, 1, info->task);
@@ -91,6 +106,7 @@ static int insert_mission(store *s, const store_mission_info *info, int64_t *id,
     store_bind_text(st, 7, info->params_json);
     if (info->replay_of > 0) sqlite3_bind_int64(st, 8, info->replay_of);
     store_bind_text(st, 9, owner);
+    store_bind_text(st, 10, world);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_db_error(s, "cannot record the mission", err, errlen);
