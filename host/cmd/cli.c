@@ -1,11 +1,13 @@
 #include "cmd/cli.h"
 
 #include "jsonout.h"
+#include "llm/llm.h"
 #include "llm/prompt.h"
 #include "loader/loader.h"
 #include "mission/watchdog.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -300,6 +302,21 @@ char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len
     char *text = cli_read_input(argv[optind], CLI_MAX_INPUT, len, err, sizeof err);
     if (!text) *status = cli_fail(c->cmd, "%s", err);
     return text;
+}
+
+static llm_config env_llm;
+
+static void read_env_llm(void)
+{
+    llm_config_defaults(&env_llm);
+}
+
+const char *cli_model(const char *model)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (model && *model) return model;
+    pthread_once(&once, read_env_llm);
+    return env_llm.model[0] ? env_llm.model : NULL;
 }
 
 int cli_check_prompts(const char *cmd, const char *dir)

@@ -146,6 +146,11 @@ atomic_bool *cli_cancel_flag(void);
  * file names; the rest stay built in) all load. Returns -1 when it is fine,
  * else the exit status after printing the problem. */
 int cli_check_prompts(const char *cmd, const char *dir);
+/* The LLM model a command asks: MODEL (from --model) if given and not
+ * empty, else llm_config_defaults's ($ALOFT_MODEL, the one place that reads
+ * it), else NULL. The string lives as long as MODEL, or the process. */
+const char *cli_model(const char *model);
+
 /* Limits from the command line, with the sandbox defaults filled in. */
 sandbox_limits cli_limits(const cli_common *c);
 

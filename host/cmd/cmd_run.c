@@ -332,8 +332,7 @@ static int parse_args(run_args *a, int argc, char **argv)
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
     if (a->task) {
         if (!a->task[0]) return cli_usage_error(a->c.cmd, "--task: the task is empty");
-        const char *env = getenv("ALOFT_MODEL");
-        if (!a->model && !(env && *env))
+        if (!cli_model(a->model))
             return cli_usage_error(a->c.cmd, "--task needs a model: give --model NAME or set "
                                              "ALOFT_MODEL");
     }
@@ -501,8 +500,7 @@ typedef struct flight {
 /* The model a --task run asks (--model, else $ALOFT_MODEL), or NULL. */
 static const char *model_name(const run_args *a)
 {
-    const char *env = getenv("ALOFT_MODEL");
-    return !a->task ? NULL : a->model ? a->model : env && *env ? env : NULL;
+    return a->task ? cli_model(a->model) : NULL;
 }
 
 /* Ctrl-C before the plan runs (connect, takeoff, opening the Tello's video

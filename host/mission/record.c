@@ -4,6 +4,7 @@
  * goes on, so a call is on disk before the skill acts.
  */
 #include "mission/record.h"
+#include "clock.h"
 #include "mission/sighting.h"
 
 #include <stdio.h>
@@ -24,7 +25,7 @@ struct mission_record {
     store *own;       /* the store, when mission_record_open opened it */
     store_mission *m; /* owned too in that case */
     mission_world *world;
-    double t0_ms; /* mission start on the skills_now_ms() clock */
+    double t0_ms; /* mission start on the clock_now_ms() clock */
     open_call *open;
     int nopen;
     int64_t plan_llm; /* the exchange the next plan comes from, or 0 */
@@ -38,7 +39,7 @@ mission_record *mission_record_new(store_mission *m, mission_world *world)
     if (!r) return NULL;
     r->m = m;
     r->world = world;
-    r->t0_ms = skills_now_ms() - store_mission_elapsed_ms(m);
+    r->t0_ms = clock_now_ms() - store_mission_elapsed_ms(m);
     return r;
 }
 
@@ -371,7 +372,7 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
                            llm_result *out)
 {
     store_replay *rp = ud;
-    double t0 = skills_now_ms();
+    double t0 = clock_now_ms();
     memset(out, 0, sizeof *out);
     out->ttft_ms = -1;
     const char *text = store_replay_next(rp, llm_kind(kind), out->error, sizeof out->error);
@@ -392,7 +393,7 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
     if (req->on_delta && out->len) {
         /* One delta with the whole reply: the controller runs statements as
          * they complete either way, so the calls come out the same. */
-        out->ttft_ms = skills_now_ms() - t0;
+        out->ttft_ms = clock_now_ms() - t0;
         if (req->on_delta(req->ud, out->text, out->len) != 0) {
             out->status = LLM_E_ABORTED;
             snprintf(out->error, sizeof out->error, "the reply was cut short by the mission");
@@ -405,7 +406,7 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
         out->status = parse_error(error, &msg);
         snprintf(out->error, sizeof out->error, "%s", msg);
     }
-    out->latency_ms = skills_now_ms() - t0;
+    out->latency_ms = clock_now_ms() - t0;
     return out->status == LLM_OK ? 0 : -1;
 }
 

@@ -6,20 +6,20 @@
  */
 #include "store/store_impl.h"
 
+#include "clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static double elapsed_ms(const struct timespec *t0)
+static double elapsed_ms(const store_mission *m)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+    return clock_now_ms() - m->t0_ms;
 }
 
 double store_mission_elapsed_ms(const store_mission *m)
 {
-    return elapsed_ms(&m->t0);
+    return elapsed_ms(m);
 }
 
 int store_mission_plans(const store_mission *m)
@@ -34,7 +34,7 @@ int64_t store_mission_id(const store_mission *m)
 
 static double event_time(const store_mission *m, double t_ms)
 {
-    return t_ms < 0 ? elapsed_ms(&m->t0) : t_ms;
+    return t_ms < 0 ? elapsed_ms(m) : t_ms;
 }
 
 /* Refuses text that is not JSON (args, returns): the log prints it as JSON. */
@@ -152,7 +152,7 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
         free(m);
         return NULL;
     }
-    clock_gettime(CLOCK_MONOTONIC, &m->t0);
+    m->t0_ms = clock_now_ms();
     return m;
 }
 
@@ -168,7 +168,7 @@ static int write_end(store_mission *m, store_status status, const char *error,
         store *s = m->s;
         char ended[32];
         store_now_iso(ended, sizeof ended);
-        double duration = elapsed_ms(&m->t0);
+        double duration = elapsed_ms(m);
         pthread_mutex_lock(&s->lock);
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(s->db,

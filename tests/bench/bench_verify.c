@@ -6,6 +6,7 @@
  *   bench_verify [OUT.json]      (SRC=source root, default ".")
  */
 #include "bench_out.h"
+#include "clock.h"
 #include "cmd/cli.h"
 #include "loader/loader.h"
 #include "skills/skills.h"
@@ -71,13 +72,13 @@ int main(int argc, char **argv)
         else
             failed += f;
     }
-    double t0 = skills_now_ms(), elapsed = 0;
+    double t0 = clock_now_ms(), elapsed = 0;
     long worlds = 0;
     while (elapsed < 1000 || worlds < 2L * n * WORLDS) {
         for (int i = 0; i < n; i++)
             verify_setup(reg, &setups[i], &scenes[i]);
         worlds += (long)n * WORLDS;
-        elapsed = skills_now_ms() - t0;
+        elapsed = clock_now_ms() - t0;
     }
     double per_s = worlds / (elapsed / 1000);
     printf("bench_verify: %d setups x %d worlds, %ld worlds in %.0f ms: %.0f worlds/s "

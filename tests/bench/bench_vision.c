@@ -5,6 +5,7 @@
  * time of each generated test model and of HOG. Prints a table on stderr
  * and one JSON document on stdout.
  */
+#include "clock.h"
 #include "vision/color.h"
 #include "vision/detector.h"
 #include "vision/track.h"
@@ -22,7 +23,7 @@
 
 static double now(void)
 {
-    return vision_now_ms();
+    return clock_now_ms();
 }
 
 /* A frame with a dozen coloured blocks on a grey-green background. */
