@@ -272,15 +272,18 @@ sandbox_limits cli_limits(const cli_common *c)
 int cli_parse_options(cli_common *c, int argc, char **argv, const struct option *opts,
                       const char *usage, cli_option_fn on_option, void *ud)
 {
-    int opt;
+    int opt, idx;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    /* ':' first: getopt prints nothing and tells a missing value (':') from
+     * an unknown option ('?'), so that both get this program's messages. */
+    while ((void)(idx = -1), (opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
         if (opt == 'h') opt = OPT_HELP;
-        if (opt == '?') return cli_usage_error(c->cmd, "unknown option");
+        if (opt == ':') return cli_usage_error(c->cmd, "%s needs a value", argv[optind - 1]);
+        if (opt == '?') return cli_usage_error(c->cmd, "unknown option '%s'", argv[optind - 1]);
         int r = cli_common_option(c, opt, optarg);
         if (r < 0) return CLI_USAGE;
         if (r == 1) continue;
-        if (!on_option) return cli_usage_error(c->cmd, "unknown option");
+        if (!on_option) return cli_usage_error(c->cmd, "unknown option '%s'", argv[optind - 1]);
         r = on_option(ud, opt, optarg);
         if (r) return r;
     }

@@ -244,36 +244,32 @@ static int parse_id(const char *arg, long long *id)
     return errno || end == arg || *end || *id <= 0 ? -1 : 0;
 }
 
+typedef struct log_args {
+    const char *db;
+    bool objects;
+} log_args;
+
+static int log_option(void *ud, int opt, const char *arg)
+{
+    log_args *a = ud;
+    if (opt == OPT_DB) a->db = arg;
+    if (opt == OPT_OBJECTS) a->objects = true;
+    return 0;
+}
+
 int cmd_log(int argc, char **argv)
 {
     cli_common c = {.cmd = argv[0]};
-    const char *db = NULL;
-    bool objects = false;
+    log_args a = {0};
     static const struct option opts[] = {{"db", required_argument, 0, OPT_DB},
                                          {"json", no_argument, 0, OPT_JSON},
                                          {"help", no_argument, 0, OPT_HELP},
                                          {"objects", no_argument, 0, OPT_OBJECTS},
                                          {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (opt == OPT_DB)
-            db = optarg;
-        else if (opt == OPT_OBJECTS)
-            objects = true;
-        else if (opt == 'h')
-            c.help = true;
-        else if (opt == ':')
-            return cli_usage_error(c.cmd, "%s needs a value", argv[optind - 1]);
-        else if (opt == '?')
-            return cli_usage_error(c.cmd, "unknown option '%s'", argv[optind - 1]);
-        else if (cli_common_option(&c, opt, optarg) < 0)
-            return CLI_USAGE;
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, log_option, &a);
+    if (rc >= 0) return rc;
+    const char *db = a.db;
+    bool objects = a.objects;
     if (argc - optind > 1) return cli_usage_error(c.cmd, "at most one mission ID");
     long long id = 0;
     if (optind < argc && parse_id(argv[optind], &id))
