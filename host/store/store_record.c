@@ -72,7 +72,7 @@ static sqlite3_stmt *event_statement(store_mission *m, int which, double t_ms)
 
 /* The world a mission's sightings belong to (see store_mission_begin).
  * FNV-1a: a stable name for the scene's text, not a security measure. */
-static void mission_world(const store_mission_info *info, char *out, size_t outlen)
+static void world_name(const store_mission_info *info, char *out, size_t outlen)
 {
     if (info->scene_json) {
         uint64_t h = 0xcbf29ce484222325ull;
@@ -89,7 +89,7 @@ static int insert_mission(store *s, const store_mission_info *info, int64_t *id,
 {
     char started[32], owner[160], world[48];
     store_now_iso(started, sizeof started);
-    mission_world(info, world, sizeof world);
+    world_name(info, world, sizeof world);
     store_owner_self(s, owner, sizeof owner);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
