@@ -11,17 +11,14 @@
 --             between two numbers, or a bool (0/1) and a number; anything
 --             else is an error that says so.
 --   arith     numbers only; '/' is float division and refuses zero.
---   probe     answers are coerced: True/False -> bool, numerals -> number,
---             anything else stays text.
+--   probe     its answers arrive coerced by the probe skill
+--             (host/skills/probe_answer.h), the one place of that rule.
 --   rp        calls the replan skill, then the plan ends (the compiler
 --             writes `do return ms.replan() end`).
---
--- The sandbox offers no pattern matching, so text is inspected byte by byte.
 
 local ms = {}
 
 local type, error, tostring, select = type, error, tostring, select
-local byte, sub = string.byte, string.sub
 local env = _ENV
 
 -- Skills are globals under their full names; the compiler has already
@@ -30,9 +27,6 @@ function ms.call(name, ...)
   local skill = env[name]
   if skill == nil then
     error("unknown skill '" .. tostring(name) .. "'", 2)
-  end
-  if name == "probe" then
-    return ms.coerce((skill(...)))
   end
   return (skill(...))
 end
@@ -91,47 +85,6 @@ function ms.div(a, b)
   end
   if b == 0 then error("division by zero", 2) end
   return a / b
-end
-
-local function is_space(c)
-  return c == 32 or (c >= 9 and c <= 13)
-end
-
--- A decimal numeral: optional sign, digits, optional fraction.
-local function numeral(s)
-  local i, n = 1, #s
-  local c = byte(s, i)
-  if c == 45 or c == 43 then i = i + 1 end
-  local digits = 0
-  while i <= n do
-    c = byte(s, i)
-    if c < 48 or c > 57 then break end
-    i, digits = i + 1, digits + 1
-  end
-  if digits == 0 then return nil end
-  if i <= n and byte(s, i) == 46 then
-    i = i + 1
-    local frac = 0
-    while i <= n do
-      c = byte(s, i)
-      if c < 48 or c > 57 then break end
-      i, frac = i + 1, frac + 1
-    end
-    if frac == 0 then return nil end
-  end
-  if i <= n then return nil end
-  return tonumber(s)
-end
-
-function ms.coerce(x)
-  if type(x) ~= "string" then return x end
-  local i, j = 1, #x
-  while i <= j and is_space(byte(x, i)) do i = i + 1 end
-  while j >= i and is_space(byte(x, j)) do j = j - 1 end
-  local s = sub(x, i, j)
-  if s == "True" then return true end
-  if s == "False" then return false end
-  return numeral(s) or x
 end
 
 return ms

@@ -17,6 +17,8 @@
  */
 #include "sandbox/sandbox_internal.h"
 
+#include "clock.h"
+
 #include <lauxlib.h>
 #include <lualib.h>
 #include <pthread.h>
@@ -53,13 +55,6 @@ struct sandbox {
 };
 
 static const char limit_key = 'L'; /* its address is the limit error */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 sandbox *sandbox_from_lua(lua_State *L)
 {
@@ -138,7 +133,7 @@ static void check_limits(sandbox *sb)
         sb->poison = SANDBOX_INSTRUCTIONS;
     else if (atomic_load_explicit(&sb->cancel, memory_order_relaxed))
         sb->poison = SANDBOX_CANCELLED;
-    else if (now_ns() >= sb->deadline_ns)
+    else if (clock_now_ns() >= sb->deadline_ns)
         sb->poison = SANDBOX_TIMEOUT;
 }
 
@@ -199,7 +194,7 @@ sandbox_status sandbox_poison(const sandbox *sb)
 
 uint64_t sandbox_remaining_ms(const sandbox *sb)
 {
-    uint64_t now = now_ns();
+    uint64_t now = clock_now_ns();
     return now >= sb->deadline_ns ? 0 : (sb->deadline_ns - now) / 1000000ull;
 }
 
@@ -237,7 +232,7 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
     if (!sb->lim.max_output) sb->lim.max_output = SANDBOX_DEFAULT_OUTPUT;
     /* A limit of centuries is "none"; it must not wrap the deadline around. */
     if (sb->lim.timeout_ms > SANDBOX_MAX_TIMEOUT_MS) sb->lim.timeout_ms = SANDBOX_MAX_TIMEOUT_MS;
-    sb->deadline_ns = now_ns() + sb->lim.timeout_ms * 1000000ull;
+    sb->deadline_ns = clock_now_ns() + sb->lim.timeout_ms * 1000000ull;
     atomic_init(&sb->cancel, 0);
 
     sb->L = lua_newstate(sandbox_alloc, sb);

@@ -37,6 +37,20 @@ expect 2 "no command" -- "$ALOFT"
 expect 2 "unknown command" -- "$ALOFT" fly
 check "unknown command is named" grep -q "unknown command 'fly'" "$tmp/err"
 expect 2 "unknown option" -- "$ALOFT" skills --frobnicate
+# Every command parses through the shared option table: one message for an
+# unknown option and one for a missing value, naming the option, and no
+# second line from getopt itself.
+for cmd in check transpile lua skills detect log eval; do
+    expect 2 "$cmd: unknown option" -- "$ALOFT" "$cmd" --frobnicate
+    check "$cmd: unknown option is named once" \
+        test "$(cat "$tmp/err")" = "aloft $cmd: unknown option '--frobnicate'
+Try 'aloft $cmd --help'."
+done
+for c in "log --db" "detect --model" "check --skills" "skills --skills"; do
+    set -- $c
+    expect 2 "$1: $2 without a value" -- "$ALOFT" "$1" "$2"
+    check "$1: the missing value is named" grep -qx "aloft $1: $2 needs a value" "$tmp/err"
+done
 expect 2 "lua without a script" -- "$ALOFT" lua
 expect 2 "lua with a bad limit" -- "$ALOFT" lua --max-memory lots x.lua
 # A cap too small for the Lua environment is a clear error, not an abort.

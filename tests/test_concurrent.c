@@ -8,6 +8,7 @@
  */
 #include "../tests/fake_llm.h"
 #include "bench/suite.h"
+#include "loader/loader.h"
 #include "mission/controller.h"
 #include "mission/record.h"
 
@@ -261,7 +262,7 @@ int main(void)
         fprintf(stderr, "no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     char err[512];
     prompts = prompt_load(NULL, err, sizeof err);
     if (!reg || !prompts || !mkdtemp(pictures)) {

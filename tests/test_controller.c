@@ -1,6 +1,7 @@
 /* The mission controller against the fake OpenAI server: planning, retries,
  * replans, probes, LLM faults, cancel, and stream vs batch equivalence. */
 #include "../tests/fake_llm.h"
+#include "loader/loader.h"
 #include "mission/controller.h"
 
 #include <dirent.h>
@@ -550,7 +551,7 @@ int main(void)
 {
     const char *src = getenv("SRC");
     if (!src || !*src) src = ".";
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     char err[256];
     prompts = prompt_load(NULL, err, sizeof err);
     if (!reg || !prompts) {

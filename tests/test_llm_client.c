@@ -8,6 +8,7 @@
 #include "llm/plan_text.h"
 #include "llm/prompt.h"
 #include "llm/retry_after.h"
+#include "loader/loader.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -688,7 +689,7 @@ static void test_retry_prompt_reaches_the_server_with_diagnostics(void)
     run r;
     if (start(&r, "[{\"content\":\"tu(90)\"}]") < 0) return;
     char err[256];
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     prompt_set *ps = prompt_load(NULL, err, sizeof err);
     prompt_msgs pm = {0};
     CHECK(reg && ps &&

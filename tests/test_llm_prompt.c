@@ -5,6 +5,7 @@
  * naming the file and the placeholder.
  */
 #include "llm/prompt.h"
+#include "loader/loader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +40,13 @@ static skill_registry *make_registry(void)
 {
     char err[256];
     skill_registry *reg = registry_new();
-    if (registry_add_builtins(reg, err, sizeof err) ||
-        registry_load_source(reg, "user/circle_around.lua", user_skill, sizeof user_skill - 1,
-                             false, err, sizeof err)) {
+    if (loader_add_builtins(reg, err, sizeof err) ||
+        loader_load_source(reg, "user/circle_around.lua", user_skill, sizeof user_skill - 1, false,
+                           err, sizeof err)) {
         fprintf(stderr, "registry: %s\n", err);
         failures++;
     }
-    registry_finalize(reg, report, NULL);
+    loader_finalize(reg, report, NULL);
     return reg;
 }
 

@@ -3,6 +3,7 @@
  * every example plan checks clean and compiles to Lua that Lua accepts;
  * malformed plans get exactly the diagnostics an LLM should read.
  */
+#include "loader/loader.h"
 #include "test_minispec_util.h"
 
 #include <lauxlib.h>
@@ -240,13 +241,13 @@ static void test_bad_skill_file_is_reported_at_the_file(void)
 {
     skill_registry *r2 = registry_new();
     char err[512];
-    registry_add_builtins(r2, err, sizeof err);
+    loader_add_builtins(r2, err, sizeof err);
     const char *src = "return {name='spin', description='d', args={{name='n',type='int'}},"
                       " minispec='4{tc,$1;turnleft,$1}'}";
-    CHECK(registry_load_source(r2, "my_skills/spin.lua", src, strlen(src), false, err,
-                               sizeof err) == 0,
+    CHECK(loader_load_source(r2, "my_skills/spin.lua", src, strlen(src), false, err, sizeof err) ==
+              0,
           "load: %s", err);
-    int removed = registry_finalize(r2, remember_report, NULL);
+    int removed = loader_finalize(r2, remember_report, NULL);
     CHECK(removed == 1 && !registry_find(r2, "spin", 4), "bad skill kept");
     CHECK(strcmp(reported, "my_skills/spin.lua: minispec 1:9: unknown skill 'turnleft' (did you "
                            "mean 'turn_ccw' / 'tu'?)") == 0,

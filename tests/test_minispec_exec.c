@@ -6,6 +6,7 @@
  */
 #include "embedded.h"
 #include "minispec/stream_exec.h"
+#include "skills/probe_answer.h"
 #include "test_minispec_util.h"
 
 #include <lauxlib.h>
@@ -51,8 +52,10 @@ static int fake_skill(lua_State *L)
         else
             lua_pushboolean(L, 0);
     } else if (strcmp(name, "probe") == 0) {
+        /* raw answers, coerced by the probe skill's rule */
         static const char *const answers[] = {" 2 ", "True", "person_1", "False", "3.5"};
-        lua_pushstring(L, answers[W.probes++ % 5]);
+        const char *answer = answers[W.probes++ % 5];
+        probe_answer_push(L, answer, strlen(answer));
     } else if (strcmp(name, "take_picture") == 0) {
         lua_pushstring(L, "picture-1.jpg");
     } else if (strcmp(name, "replan") == 0) {

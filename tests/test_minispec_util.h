@@ -8,6 +8,7 @@
 #define ALOFT_TEST_MINISPEC_UTIL_H
 
 #include "minispec/minispec.h"
+#include "loader/loader.h"
 #include "minispec/stream.h"
 #include "skills/registry.h"
 
@@ -48,7 +49,7 @@ static inline skill_registry *test_ms_registry(const char *src_root)
 {
     skill_registry *reg = registry_new();
     char err[512];
-    if (!reg || registry_add_builtins(reg, err, sizeof err)) {
+    if (!reg || loader_add_builtins(reg, err, sizeof err)) {
         fprintf(stderr, "built-in skills: %s\n", err);
         exit(1);
     }
@@ -56,7 +57,7 @@ static inline skill_registry *test_ms_registry(const char *src_root)
         const char *name = test_ms_stand_ins[i].name;
         if (registry_find(reg, name, strlen(name))) continue;
         const char *src = test_ms_stand_ins[i].src;
-        if (registry_load_source(reg, name, src, strlen(src), true, err, sizeof err)) {
+        if (loader_load_source(reg, name, src, strlen(src), true, err, sizeof err)) {
             fprintf(stderr, "stand-in %s: %s\n", name, err);
             exit(1);
         }
@@ -64,9 +65,9 @@ static inline skill_registry *test_ms_registry(const char *src_root)
     if (src_root) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/examples/skills", src_root);
-        registry_load_dir(reg, dir, test_ms_report, NULL);
+        loader_load_dir(reg, dir, test_ms_report, NULL);
     }
-    registry_finalize(reg, test_ms_report, NULL);
+    loader_finalize(reg, test_ms_report, NULL);
     return reg;
 }
 

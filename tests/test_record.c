@@ -10,6 +10,7 @@
  * - the replay LLM source hands out recorded replies, streams them, fails
  *   again the way the recorded exchange failed, and stays diverged.
  */
+#include "loader/loader.h"
 #include "mission/record.h"
 #include "mission/controller.h"
 #include "mission/replay.h"
@@ -310,7 +311,7 @@ int main(void)
           "\"y\":-150,\"z\":80,\"w\":8,\"d\":8,\"h\":9}]}",
           f);
     fclose(f);
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     char err[512];
     store *s = store_open(db_path, 0, err, sizeof err);
     if (!reg || !s) {

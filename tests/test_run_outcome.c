@@ -1,5 +1,6 @@
 /* runner_run's outcome and report for each way a plan can end.
  * labels: mission safety */
+#include "loader/loader.h"
 #include "mission/runner.h"
 
 #include <stdio.h>
@@ -45,7 +46,7 @@ static const char *error_of(cJSON *doc)
 
 int main(void)
 {
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     snprintf(scene_path, sizeof scene_path, "/tmp/aloft-test-outcome-%d.json", (int)getpid());
     FILE *f = fopen(scene_path, "w");
     fputs("{\"limits\":{\"geofence_radius\":200},\"objects\":[{\"class\":\"apple\",\"x\":0,"

@@ -4,6 +4,7 @@
  * recorded mission's sightings merged into the store across missions.
  */
 #include "drone/sim.h"
+#include "loader/loader.h"
 #include "mission/record.h"
 #include "mission/runner.h"
 #include "mission/sighting.h"
@@ -105,7 +106,7 @@ static void test_missions_feed_the_object_memory(const char *src)
     char db[128], scene_path[600], err[512];
     snprintf(db, sizeof db, "%s/m.db", dir);
     snprintf(scene_path, sizeof scene_path, "%s/examples/benchmark/08-find-apple/scene.json", src);
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     const char *plan = "?s('apple'){g('apple')}";
     int64_t sightings[2] = {0, 0};
     int nobjects[2] = {0, 0};

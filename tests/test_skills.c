@@ -1,6 +1,7 @@
 /* The skill registry and the dispatch path: abbreviations, user skill files
  * (good and broken), skills as Lua globals, argument checks, call records. */
 #include "sandbox/sandbox.h"
+#include "loader/loader.h"
 #include "skills/registry.h"
 #include "skills/skills.h"
 
@@ -46,7 +47,7 @@ static void test_builtin_abbreviations_match_typefly(void)
         {"scan", "s"},          {"scan_abstract", "sa"}, {"orienting", "o"},
         {"approach", "a"},      {"goto", "g"},
     };
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     CHECK(reg != NULL);
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         const skill *s = registry_find(reg, expected[i][0], strlen(expected[i][0]));
@@ -117,7 +118,7 @@ static void test_user_skills_load_and_broken_ones_are_reported(void)
 
     reports r = {{0}, 0};
     const char *dirs[] = {dir};
-    skill_registry *reg = registry_standard(dirs, 1, collect, &r);
+    skill_registry *reg = loader_standard(dirs, 1, collect, &r);
     CHECK(reg != NULL);
     CHECK(r.n == (int)(sizeof broken_skills / sizeof broken_skills[0]));
     for (size_t i = 0; i < sizeof broken_skills / sizeof broken_skills[0]; i++) {
@@ -142,7 +143,7 @@ static void test_user_skills_load_and_broken_ones_are_reported(void)
 
     /* the same directory loaded again gives the same abbreviations */
     reports r2 = {{0}, 0};
-    skill_registry *again = registry_standard(dirs, 1, collect, &r2);
+    skill_registry *again = loader_standard(dirs, 1, collect, &r2);
     for (size_t i = 0; i < registry_count(reg); i++)
         CHECK(strcmp(registry_at(reg, i)->abbr, registry_at(again, i)->abbr) == 0);
     registry_free(again);
@@ -201,7 +202,7 @@ static const char *run_error(skill_registry *reg, const char *script)
 
 static void test_dispatch_checks_arguments(void)
 {
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     CHECK(strstr(run_error(reg, "turn_cw(1, 2)"), "turn_cw takes 1 argument, got 2"));
     CHECK(strstr(run_error(reg, "log()"), "log takes 1 argument, got 0"));
     CHECK(strstr(run_error(reg, "turn_cw('left')"), "must be int, got string"));
@@ -224,7 +225,7 @@ static void test_dispatch_checks_arguments(void)
 
 static void test_skill_calls_refused_after_a_limit(void)
 {
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     char err[512];
     sandbox_limits lim = {.max_instructions = 50000};
     sandbox *sb = sandbox_new(&lim, err, sizeof err);

@@ -94,7 +94,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "and its calls: %r" % doc.get("events"))
 
     c = sqlite3.connect(db)
-    check(c.execute("PRAGMA user_version").fetchone()[0] == 2, "migrated to version 2")
+    check(c.execute("PRAGMA user_version").fetchone()[0] == 3, "migrated to version 3")
     c.execute("UPDATE missions SET status = 'hung' WHERE id = 1")
     c.commit()
     try:

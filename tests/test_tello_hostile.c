@@ -15,6 +15,7 @@
  * labels: tello safety
  */
 #include "drone/constraints.h"
+#include "loader/loader.h"
 #include "mission/runner.h"
 #include "tello_harness.h"
 
@@ -376,7 +377,7 @@ static void reply_bytes_that_are_no_text_are_replaced(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     short_moves_at_the_fence_edge_keep_inside();
     short_moves_under_the_ceiling_and_over_the_floor_keep_inside();
     a_pair_with_no_safe_order_is_refused();

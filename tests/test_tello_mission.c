@@ -5,6 +5,7 @@
  * closed with a landing. Also a mission cancelled mid-move.
  * labels: tello
  */
+#include "loader/loader.h"
 #include "mission/runner.h"
 #include "tello_harness.h"
 
@@ -122,7 +123,7 @@ static void a_cancelled_mission_stops_and_lands(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     a_plan_flies_the_exact_commands();
     a_move_out_of_the_geofence_never_reaches_the_drone();
     a_cancelled_mission_stops_and_lands();

@@ -1,5 +1,6 @@
 /* Plan verification (host/verify): verdicts, branches and reproducibility. */
 #include "check.h"
+#include "loader/loader.h"
 #include "skills/registry.h"
 #include "verify/verify.h"
 #include "verify/world.h"
@@ -238,7 +239,7 @@ static void test_from_the_current_pose(void)
 int main(void)
 {
     char err[512];
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     CHECK(reg);
     if (!reg || scene_parse(&sc, room, strlen(room), err, sizeof err)) {
         fprintf(stderr, "setup: %s\n", err);

@@ -4,6 +4,7 @@
  * detector wrapper, option parsing, and clear errors for sources that do not
  * open or hold no frames.
  */
+#include "clock.h"
 #include "vision/pipeline.h"
 
 #include "tests/vision/fixtures.h"
@@ -77,7 +78,7 @@ static void test_still_image(void)
     }
     for (int k = 0; k < 3; k++) {
         vision_pipeline_motion_ended(p);
-        double mark = vision_now_ms();
+        double mark = clock_now_ms();
         n = vision_pipeline_observe_at(p, obj, VISION_MAX_OBJECTS, &t, err, sizeof err);
         CHECK(n == 1 && strcmp(obj[0].name, "apple_1") == 0, "after motion %d: %d (%s)", k, n, err);
         CHECK(t >= mark - 0.01, "after motion %d: frame from %.1f ms before the motion ended", k,

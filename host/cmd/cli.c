@@ -1,10 +1,13 @@
 #include "cmd/cli.h"
 
 #include "jsonout.h"
+#include "llm/llm.h"
 #include "llm/prompt.h"
+#include "loader/loader.h"
 #include "mission/watchdog.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -175,7 +178,7 @@ static void report_skill_problem(void *ud, const char *path, const char *message
 skill_registry *cli_load_registry(const cli_common *c)
 {
     skill_registry *reg =
-        registry_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
+        loader_standard(c->skill_dirs, c->n_skill_dirs, report_skill_problem, NULL);
     if (!reg) cli_fail(c->cmd, "the built-in skills failed to load");
     return reg;
 }
@@ -277,15 +280,18 @@ sandbox_limits cli_limits(const cli_common *c)
 int cli_parse_options(cli_common *c, int argc, char **argv, const struct option *opts,
                       const char *usage, cli_option_fn on_option, void *ud)
 {
-    int opt;
+    int opt, idx;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    /* ':' first: getopt prints nothing and tells a missing value (':') from
+     * an unknown option ('?'), so that both get this program's messages. */
+    while ((void)(idx = -1), (opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
         if (opt == 'h') opt = OPT_HELP;
-        if (opt == '?') return cli_usage_error(c->cmd, "unknown option");
+        if (opt == ':') return cli_usage_error(c->cmd, "%s needs a value", argv[optind - 1]);
+        if (opt == '?') return cli_usage_error(c->cmd, "unknown option '%s'", argv[optind - 1]);
         int r = cli_common_option(c, opt, optarg);
         if (r < 0) return CLI_USAGE;
         if (r == 1) continue;
-        if (!on_option) return cli_usage_error(c->cmd, "unknown option");
+        if (!on_option) return cli_usage_error(c->cmd, "unknown option '%s'", argv[optind - 1]);
         r = on_option(ud, opt, optarg);
         if (r) return r;
     }
@@ -307,6 +313,21 @@ char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len
     char *text = cli_read_input(argv[optind], CLI_MAX_INPUT, len, err, sizeof err);
     if (!text) *status = cli_fail(c->cmd, "%s", err);
     return text;
+}
+
+static llm_config env_llm;
+
+static void read_env_llm(void)
+{
+    llm_config_defaults(&env_llm);
+}
+
+const char *cli_model(const char *model)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (model && *model) return model;
+    pthread_once(&once, read_env_llm);
+    return env_llm.model[0] ? env_llm.model : NULL;
 }
 
 int cli_check_prompts(const char *cmd, const char *dir)

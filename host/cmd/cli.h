@@ -71,9 +71,10 @@ typedef int (*cli_option_fn)(void *ud, int opt, const char *arg);
 
 /* Parses ARGV with getopt_long over OPTS (GNU order: options anywhere).
  * Shared options go to cli_common_option, the rest to ON_OPTION (NULL: none
- * expected). --help prints USAGE. Returns -1 to go on, or the exit status to
- * return (CLI_OK after --help, CLI_USAGE after a usage error); on -1, optind
- * is the first positional argument. */
+ * expected). An unknown option ("unknown option '--x'") or a missing value
+ * ("--db needs a value") is a usage error. --help prints USAGE. Returns -1 to go on, or the exit
+ * status to return (CLI_OK after --help, CLI_USAGE after a usage error); on -1, optind is the first
+ * positional argument. */
 int cli_parse_options(cli_common *c, int argc, char **argv, const struct option *opts,
                       const char *usage, cli_option_fn on_option, void *ud);
 
@@ -149,6 +150,11 @@ atomic_bool *cli_cancel_flag(void);
  * file names; the rest stay built in) all load. Returns -1 when it is fine,
  * else the exit status after printing the problem. */
 int cli_check_prompts(const char *cmd, const char *dir);
+/* The LLM model a command asks: MODEL (from --model) if given and not
+ * empty, else llm_config_defaults's ($ALOFT_MODEL, the one place that reads
+ * it), else NULL. The string lives as long as MODEL, or the process. */
+const char *cli_model(const char *model);
+
 /* Limits from the command line, with the sandbox defaults filled in. */
 sandbox_limits cli_limits(const cli_common *c);
 

@@ -48,6 +48,16 @@ static cJSON *image_json(const char *path, const vision_object *objs, int n, con
     return img;
 }
 
+/* The vision options (the shared ones are cli_parse_options's). */
+static int detect_option(void *ud, int opt, const char *arg)
+{
+    char err[512];
+    int r = vision_options_parse(ud, opt, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error("detect", "%s", err);
+    if (r == 0) return cli_usage_error("detect", "unknown option");
+    return 0;
+}
+
 int cmd_detect(int argc, char **argv)
 {
     static const struct option opts[] = {VISION_DETECT_OPTIONS, CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
@@ -55,20 +65,8 @@ int cmd_detect(int argc, char **argv)
     vision_options vo;
     vision_options_init(&vo);
     char err[512];
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int r = vision_options_parse(&vo, c, optarg, err, sizeof err);
-        if (r < 0) return cli_usage_error("detect", "%s", err);
-        if (r > 0) continue;
-        r = cli_common_option(&common, c, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 0) return cli_usage_error("detect", "unknown option");
-    }
-    if (common.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
+    int parsed = cli_parse_options(&common, argc, argv, opts, usage, detect_option, &vo);
+    if (parsed >= 0) return parsed;
     if (!vo.detector_given) return cli_usage_error("detect", "--detector yolo|hog is required");
     if (vo.det.kind == VISION_DETECTOR_SIM)
         return cli_usage_error("detect",

@@ -417,9 +417,8 @@ int cmd_eval(int argc, char **argv)
     if (a.compare) return compare(&a, argc, argv);
     if (!a.llm_url) a.llm_url = getenv("OPENAI_BASE_URL");
     if (!a.llm_url || !*a.llm_url) a.llm_url = "https://api.openai.com/v1";
-    if (!a.model) a.model = getenv("ALOFT_MODEL");
-    if (!a.model || !*a.model)
-        return cli_usage_error("eval", "no model: give --model NAME or set ALOFT_MODEL");
+    a.model = cli_model(a.model);
+    if (!a.model) return cli_usage_error("eval", "no model: give --model NAME or set ALOFT_MODEL");
     if (a.prompts && (r = cli_check_prompts("eval", a.prompts)) >= 0) return r;
     return evaluate(&a, argc, argv);
 }

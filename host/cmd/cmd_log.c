@@ -23,7 +23,8 @@ static const char usage[] =
     "  --json      print JSON: [{\"id\",\"task\",\"status\",\"started\",\"duration_ms\"}], or\n"
     "              with ID {\"mission\",\"plans\",\"events\",\"llm_calls\"}\n"
     "  --objects   the objects remembered across missions: class, position\n"
-    "              estimate (cm), sightings, last seen\n"
+    "              estimate (cm), sightings, last seen, world (one per scene\n"
+    "              file or real drone)\n"
     "  --help      show this help\n";
 
 enum { OPT_DB = OPT_FIRST_FREE, OPT_OBJECTS };
@@ -68,7 +69,20 @@ static void print_indented(const char *text, int indent)
 
 /* ---- the list -------------------------------------------------------------- */
 
-static void print_list(const cJSON *list)
+/* The task, or for a --plan mission (no task) what it flew. */
+static void print_task(store *s, const cJSON *m)
+{
+    const char *task = str(m, "task");
+    char label[600], err[256];
+    if (task)
+        fputs(task, stdout);
+    else if (store_plan_label(s, (int64_t)num(m, "id", 0), label, sizeof label, err, sizeof err))
+        fputs("(plan given)", stdout);
+    else
+        printf("plan %s", label);
+}
+
+static void print_list(store *s, const cJSON *list)
 {
     if (cJSON_GetArraySize(list) == 0) {
         printf("no missions recorded\n");
@@ -78,10 +92,11 @@ static void print_list(const cJSON *list)
     const cJSON *m;
     cJSON_ArrayForEach(m, list)
     {
-        const char *task = str(m, "task");
         printf("%5.0f  %-24s  %-11s  ", num(m, "id", 0), field(m, "started"), field(m, "status"));
         print_duration(num(m, "duration_ms", -1));
-        printf("  %s\n", task ? task : "(plan given)");
+        printf("  ");
+        print_task(s, m);
+        putchar('\n');
     }
 }
 
@@ -91,14 +106,15 @@ static void print_objects(const cJSON *list)
         printf("no objects remembered\n");
         return;
     }
-    printf("%-16s %8s %8s %8s %5s %9s  %-24s  %s\n", "CLASS", "X", "Y", "Z", "CONF", "SIGHTINGS",
-           "LAST SEEN", "MISSION");
+    printf("%-16s %8s %8s %8s %5s %9s  %-24s  %7s  %s\n", "CLASS", "X", "Y", "Z", "CONF",
+           "SIGHTINGS", "LAST SEEN", "MISSION", "WORLD");
     const cJSON *o;
     cJSON_ArrayForEach(o, list)
     {
-        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %.0f\n", field(o, "class"),
+        printf("%-16s %8.0f %8.0f %8.0f %5.2f %9.0f  %-24s  %7.0f  %s\n", field(o, "class"),
                num(o, "x", 0), num(o, "y", 0), num(o, "z", 0), num(o, "conf", 0),
-               num(o, "sightings", 0), field(o, "last_seen"), num(o, "last_mission", 0));
+               num(o, "sightings", 0), field(o, "last_seen"), num(o, "last_mission", 0),
+               field(o, "world"));
     }
 }
 
@@ -175,11 +191,12 @@ static void print_event(const cJSON *e, const cJSON *plans)
     }
 }
 
-static void print_mission(const cJSON *doc)
+static void print_mission(store *s, const cJSON *doc)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
-    const char *task = str(m, "task");
-    printf("mission %.0f: %s\n", num(m, "id", 0), task ? task : "(plan given)");
+    printf("mission %.0f: ", num(m, "id", 0));
+    print_task(s, m);
+    putchar('\n');
     printf("  status   %s", field(m, "status"));
     if (num(m, "duration_ms", -1) >= 0) {
         printf(" after ");
@@ -227,36 +244,32 @@ static int parse_id(const char *arg, long long *id)
     return errno || end == arg || *end || *id <= 0 ? -1 : 0;
 }
 
+typedef struct log_args {
+    const char *db;
+    bool objects;
+} log_args;
+
+static int log_option(void *ud, int opt, const char *arg)
+{
+    log_args *a = ud;
+    if (opt == OPT_DB) a->db = arg;
+    if (opt == OPT_OBJECTS) a->objects = true;
+    return 0;
+}
+
 int cmd_log(int argc, char **argv)
 {
     cli_common c = {.cmd = argv[0]};
-    const char *db = NULL;
-    bool objects = false;
+    log_args a = {0};
     static const struct option opts[] = {{"db", required_argument, 0, OPT_DB},
                                          {"json", no_argument, 0, OPT_JSON},
                                          {"help", no_argument, 0, OPT_HELP},
                                          {"objects", no_argument, 0, OPT_OBJECTS},
                                          {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (opt == OPT_DB)
-            db = optarg;
-        else if (opt == OPT_OBJECTS)
-            objects = true;
-        else if (opt == 'h')
-            c.help = true;
-        else if (opt == ':')
-            return cli_usage_error(c.cmd, "%s needs a value", argv[optind - 1]);
-        else if (opt == '?')
-            return cli_usage_error(c.cmd, "unknown option '%s'", argv[optind - 1]);
-        else if (cli_common_option(&c, opt, optarg) < 0)
-            return CLI_USAGE;
-    }
-    if (c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
+    int rc = cli_parse_options(&c, argc, argv, opts, usage, log_option, &a);
+    if (rc >= 0) return rc;
+    const char *db = a.db;
+    bool objects = a.objects;
     if (argc - optind > 1) return cli_usage_error(c.cmd, "at most one mission ID");
     long long id = 0;
     if (optind < argc && parse_id(argv[optind], &id))
@@ -280,15 +293,21 @@ int cmd_log(int argc, char **argv)
     cJSON *doc = objects ? store_objects_json(s, err, sizeof err)
                  : id    ? store_mission_json(s, id, err, sizeof err)
                          : store_list_json(s, err, sizeof err);
-    store_close(s);
-    if (!doc) return cli_fail(c.cmd, "%s", err);
-    if (c.json) return cli_print_json(doc);
+    if (!doc) {
+        store_close(s);
+        return cli_fail(c.cmd, "%s", err);
+    }
+    if (c.json) {
+        store_close(s);
+        return cli_print_json(doc);
+    }
     if (objects)
         print_objects(doc);
     else if (id)
-        print_mission(doc);
+        print_mission(s, doc);
     else
-        print_list(doc);
+        print_list(s, doc);
+    store_close(s);
     cJSON_Delete(doc);
     return CLI_OK;
 }

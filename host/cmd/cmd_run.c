@@ -329,8 +329,7 @@ static int parse_args(run_args *a, int argc, char **argv)
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
     if (a->task) {
         if (!a->task[0]) return cli_usage_error(a->c.cmd, "--task: the task is empty");
-        const char *env = getenv("ALOFT_MODEL");
-        if (!a->model && !(env && *env))
+        if (!cli_model(a->model))
             return cli_usage_error(a->c.cmd, "--task needs a model: give --model NAME or set "
                                              "ALOFT_MODEL");
     }
@@ -402,8 +401,7 @@ typedef struct run_input {
 /* The model a --task run asks (--model, else $ALOFT_MODEL), or NULL. */
 static const char *model_name(const run_args *a)
 {
-    const char *env = getenv("ALOFT_MODEL");
-    return !a->task ? NULL : a->model ? a->model : env && *env ? env : NULL;
+    return a->task ? cli_model(a->model) : NULL;
 }
 
 /* On the watchdog's thread, the plan's thread being stuck: the flight
@@ -452,6 +450,7 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->task = a->task;
     c->plan = in->plan;
     c->plan_len = in->plan_len;
+    if (a->plan_path) c->plan_file = strcmp(a->plan_path, "-") ? a->plan_path : "stdin";
     c->reg = reg;
     c->limits = cli_limits(&a->c);
     c->llm = llm;

@@ -240,8 +240,7 @@ int cmd_serve(int argc, char **argv)
     if (rc >= 0) return rc;
     if (optind < argc) return cli_usage_error(a.c.cmd, "unexpected argument '%s'", argv[optind]);
     if (a.c.json) return cli_usage_error(a.c.cmd, "--json is not an option of serve");
-    const char *env = getenv("ALOFT_MODEL");
-    if (!a.model && !(env && *env))
+    if (!cli_model(a.model))
         return cli_usage_error(a.c.cmd, "missions need a model: give --model NAME or set "
                                         "ALOFT_MODEL");
     if (a.prompts && (rc = cli_check_prompts(a.c.cmd, a.prompts)) >= 0) return rc;

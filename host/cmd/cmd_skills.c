@@ -1,5 +1,6 @@
 /* aloft skills [--json] [--skills DIR]: list every skill a plan may call. */
 #include "cmd/cli.h"
+#include "loader/loader.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,7 +77,7 @@ int cmd_skills(int argc, char **argv)
     if (optind < argc) return cli_usage_error(c.cmd, "unexpected argument '%s'", argv[optind]);
 
     problem_count problems = {0};
-    skill_registry *reg = registry_standard(c.skill_dirs, c.n_skill_dirs, count_problem, &problems);
+    skill_registry *reg = loader_standard(c.skill_dirs, c.n_skill_dirs, count_problem, &problems);
     if (!reg) return cli_fail(c.cmd, "the built-in skills failed to load");
     if (c.json) {
         cJSON *list = cJSON_CreateArray();

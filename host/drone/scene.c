@@ -5,6 +5,7 @@
  */
 #include "drone/scene.h"
 
+#include "drone/heading.h"
 #include "errmsg.h"
 
 #include <cjson/cJSON.h>
@@ -286,7 +287,7 @@ int scene_parse(scene *s, const char *json, size_t len, char *err, size_t errlen
                    s->limits.max_z);
         goto done;
     }
-    s->start.yaw = fmod(fmod(s->start.yaw, 360) + 360, 360);
+    s->start.yaw = heading_wrap(s->start.yaw);
     if (assign_ids(s, err, errlen)) goto done;
     rc = 0;
 done:

@@ -4,6 +4,8 @@
  */
 #include "drone/sim_internal.h"
 
+#include "clock.h"
+#include "drone/heading.h"
 #include "errmsg.h"
 
 #include <errno.h>
@@ -17,13 +19,6 @@
 #define SIM_DRAIN_PER_S 0.1   /* battery percent per second of flight */
 #define SIM_POLL_MS 10.0      /* real time between abort polls */
 
-static double wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void sleep_ms(double ms)
 {
     if (ms <= 0) return;
@@ -35,14 +30,6 @@ static void sleep_ms(double ms)
 static bool aborted(drone *d)
 {
     return d->abort && d->abort(d->abort_ud);
-}
-
-double sim_wrap_yaw(double yaw)
-{
-    yaw = fmod(yaw, 360);
-    if (yaw < 0) yaw += 360;
-    if (yaw >= 360) yaw -= 360;
-    return yaw;
 }
 
 /*
@@ -110,7 +97,7 @@ static void step_pose(sim *s, double frac)
     p->x = s->from.x + (s->to.x - s->from.x) * frac + s->drift_x;
     p->y = s->from.y + (s->to.y - s->from.y) * frac + s->drift_y;
     p->z = s->from.z + (s->to.z - s->from.z) * frac;
-    p->yaw = sim_wrap_yaw(s->from.yaw + (s->to.yaw - s->from.yaw) * frac);
+    p->yaw = heading_wrap(s->from.yaw + (s->to.yaw - s->from.yaw) * frac);
     s->state.tof_cm = s->state.baro_cm = p->z;
 }
 
@@ -128,9 +115,9 @@ static int animate(sim *s, double duration, char *err, size_t errlen)
         if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
         return 0;
     }
-    double real_total = duration / s->opts.time_scale, start = wall_ms(), done = 0;
+    double real_total = duration / s->opts.time_scale, start = clock_now_ms(), done = 0;
     for (;;) {
-        double elapsed = wall_ms() - start;
+        double elapsed = clock_now_ms() - start;
         double frac = elapsed >= real_total ? 1 : elapsed / real_total;
         advance(s, (frac - done) * duration);
         step_pose(s, frac);

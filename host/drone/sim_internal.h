@@ -18,8 +18,6 @@ typedef struct sim {
     pictures pictures;       /* where take_picture writes, and its caps */
 } sim;
 
-double sim_wrap_yaw(double yaw);
-
 /* Where along A->B (0..1) the segment first enters box O grown by R, or -1. */
 double sim_segment_box(const double a[3], const double b[3], const scene_object *o, double r);
 

@@ -1,10 +1,10 @@
 /*
- * Pictures of the simulated view (sim_paint.h) with each box outlined and
+ * Pictures of the simulated view (vision/paint.h) with each box outlined and
  * labelled, encoded as PNG with libpng's simplified API: a simulated
  * mission's take_picture loads no OpenCV (drone/pictures.c writes the file).
  */
 #include "drone/sim.h"
-#include "drone/sim_paint.h"
+#include "vision/paint.h"
 
 #include <png.h>
 #include <stdint.h>
@@ -27,22 +27,22 @@ int sim_picture_encode(int width, int height, const vision_object *objs, int n,
     }
     if (n > VISION_MAX_OBJECTS) n = VISION_MAX_OBJECTS;
     if (n < 0) n = 0;
-    sim_image img = {width, height, malloc((size_t)width * (size_t)height * 3)};
+    paint_image img = {width, height, malloc((size_t)width * (size_t)height * 3)};
     if (!img.bgr) {
         snprintf(err, errlen, "out of memory for a picture");
         return -1;
     }
     int order[VISION_MAX_OBJECTS];
-    sim_paint_view(&img, objs, n, order);
+    paint_view(&img, objs, n, order);
     static const unsigned char edge[3] = {20, 20, 20}, ink[3] = {10, 10, 10};
     for (int i = 0; i < n; i++) {
         const vision_object *o = &objs[order[i]];
-        sim_rect r = sim_paint_box(o, width, height);
-        sim_paint_rect(&img, r, edge, 2);
+        paint_rect r = paint_box(o, width, height);
+        paint_rect_draw(&img, r, edge, 2);
         int tw, th;
-        sim_paint_text_size(o->name, 2, &tw, &th);
+        paint_text_size(o->name, 2, &tw, &th);
         int ty = r.y - th - 4 < 2 ? r.y + 4 : r.y - th - 4;
-        sim_paint_text(&img, r.x + 3, ty, o->name, ink, 2);
+        paint_text(&img, r.x + 3, ty, o->name, ink, 2);
     }
 
     png_image png;

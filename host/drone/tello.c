@@ -64,6 +64,7 @@
  * polls abort: landing after a cancel must work.
  */
 #include "drone/tello_internal.h"
+#include "clock.h"
 #include "drone/tello_steps.h"
 
 #include <math.h>
@@ -112,7 +113,7 @@ static bool moved_since(const motion *m, const telemetry *before, const telemetr
     case MOTION_VERT: return now->moving > before->moving || fabs(now->h - before->h) >= 10;
     case MOTION_TURN: {
         double thr = m->amount >= 10 ? 5 : fmax(1, floor(m->amount / 2));
-        return angle_diff(now->yaw, before->yaw) >= thr || now->odo_yaw - before->odo_yaw >= thr;
+        return heading_diff(now->yaw, before->yaw) >= thr || now->odo_yaw - before->odo_yaw >= thr;
     }
     case MOTION_TAKEOFF: return now->h - before->h >= 20;
     case MOTION_LAND: return now->h <= 10;
@@ -128,17 +129,17 @@ static bool moved_since(const motion *m, const telemetry *before, const telemetr
 static int check_executed(tello *t, const motion *m, const telemetry *before, char *reply,
                           size_t replylen)
 {
-    double start = tello_now_ms();
+    double start = clock_now_ms();
     double quiet_limit = start + fmax(t->cfg.timeout_ms, 1500); /* no evidence either way */
     double hard_limit = start + 4.0 * fmax(t->cfg.timeout_ms, 1500);
     long packets0 = tello_telemetry_now(t).packets;
     for (;;) {
-        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, clock_now_ms() + POLL_SLICE_MS,
                                  &t->base, reply, replylen);
         if (r == TELLO_LINK_REPLY) return CHECK_REPLY;
         if (r == TELLO_LINK_CANCEL) return CHECK_CANCEL;
         telemetry tm = tello_telemetry_now(t);
-        double now = tello_now_ms();
+        double now = clock_now_ms();
         bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
         bool still = fresh && tm.still_run >= SETTLE_PACKETS;
         bool moved = moved_since(m, before, &tm);
@@ -158,7 +159,7 @@ static int send_stop(tello *t)
     char reply[512], err[256];
     tello_link_drain(&t->link);
     if (tello_link_send(&t->link, "stop", err, sizeof err) < 0) return -1;
-    double sent = tello_now_ms();
+    double sent = clock_now_ms();
     if (tello_link_await(&t->link, TELLO_REPLY_CONTROL, sent + STOP_WAIT_MS, NULL, reply,
                          sizeof reply) == TELLO_LINK_REPLY) {
         mark_heard(t, sent);
@@ -175,7 +176,7 @@ static void set_in_motion(tello *t, bool on)
     pthread_mutex_lock(&t->lock);
     t->in_motion = on;
     if (!on) {
-        t->motion_end_ms = tello_now_ms();
+        t->motion_end_ms = clock_now_ms();
         t->settled_ms = t->motion_end_ms + SETTLED_MS;
     }
     pthread_mutex_unlock(&t->lock);
@@ -192,10 +193,10 @@ static void await_settled_state(tello *t)
     pthread_mutex_lock(&t->lock);
     double after = t->motion_end_ms + 30; /* a packet in flight at the end is older */
     pthread_mutex_unlock(&t->lock);
-    double limit = tello_now_ms() + 250;
-    while (tello_now_ms() < limit) {
+    double limit = clock_now_ms() + 250;
+    while (clock_now_ms() < limit) {
         telemetry tm = tello_telemetry_now(t);
-        if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
+        if (!tm.have || clock_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.at_ms >= after) return;
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -214,7 +215,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
     bool moves = m && m->kind != MOTION_NONE;
     const char *why = !m ? ": is this computer on the Tello's Wi-Fi?" : "; the drone did not move";
     pthread_mutex_lock(&t->cmd_lock);
-    double began = tello_now_ms();
+    double began = clock_now_ms();
     if (moves) {
         await_settled_state(t);
         set_in_motion(t, true);
@@ -225,7 +226,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
         telemetry before = tello_telemetry_now(t);
         tello_link_drain(&t->link);
         if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
-        double sent = tello_now_ms();
+        double sent = clock_now_ms();
         int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, sent + timeout_ms,
                                  abortable ? &t->base : NULL, reply, sizeof reply);
         if (r == TELLO_LINK_TIMEOUT && moves) {
@@ -269,7 +270,7 @@ static ctrl_result control(tello *t, const char *cmd, int timeout_ms, const moti
      * the tries' own timeouts, and the message must say how long it took. */
     snprintf(err, errlen,
              "no reply from the Tello at %s:%d to '%s' (%d tries, %d ms each, %.1f s in all)%s",
-             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, (tello_now_ms() - began) / 1000, why);
+             t->cfg.host, t->cfg.port, cmd, i, timeout_ms, (clock_now_ms() - began) / 1000, why);
 out:
     if (moves) set_in_motion(t, false);
     pthread_mutex_unlock(&t->cmd_lock);
@@ -292,9 +293,9 @@ static ctrl_result land_hurried(tello *t, char *err, size_t errlen)
     telemetry before = tello_telemetry_now(t);
     tello_link_drain(&t->link);
     if (tello_link_send(&t->link, "land", err, errlen) < 0) goto out;
-    double sent = tello_now_ms();
+    double sent = clock_now_ms();
     for (;;) {
-        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, tello_now_ms() + POLL_SLICE_MS,
+        int r = tello_link_await(&t->link, TELLO_REPLY_CONTROL, clock_now_ms() + POLL_SLICE_MS,
                                  NULL, reply, sizeof reply);
         if (r == TELLO_LINK_REPLY) {
             mark_heard(t, sent);
@@ -305,7 +306,7 @@ static ctrl_result land_hurried(tello *t, char *err, size_t errlen)
             goto out;
         }
         telemetry tm = tello_telemetry_now(t);
-        double now = tello_now_ms();
+        double now = clock_now_ms();
         bool fresh = tm.have && now - tm.at_ms < STATE_FRESH_MS;
         if (fresh && tm.h <= 10) {
             res = CTRL_OK; /* down, by its own state */
@@ -339,7 +340,7 @@ static int query_number(tello *t, const char *cmd, double *out, char *err, size_
     for (int i = 0; i < tries; i++) {
         tello_link_drain(&t->link);
         if (tello_link_send(&t->link, cmd, err, errlen) < 0) goto out;
-        double sent = tello_now_ms();
+        double sent = clock_now_ms();
         int r = tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + t->cfg.timeout_ms, &t->base,
                                  reply, sizeof reply);
         if (r == TELLO_LINK_CANCEL) {
@@ -389,7 +390,7 @@ static void keepalive_once(tello *t)
     char reply[512], err[256];
     if (pthread_mutex_trylock(&t->cmd_lock) != 0) return; /* a command is on its way */
     tello_link_drain(&t->link);
-    double sent = tello_now_ms();
+    double sent = clock_now_ms();
     /* Short: a cancel that comes meanwhile waits for this lock. */
     bool ok = tello_link_send(&t->link, "battery?", err, sizeof err) == 0 &&
               tello_link_await(&t->link, TELLO_REPLY_QUERY, sent + fmin(t->cfg.timeout_ms, 500),
@@ -405,7 +406,7 @@ static void keepalive_once(tello *t)
             if (!t->bat_bad) t->battery = (int)lround(v);
         }
     } else {
-        t->keepalive_retry_ms = tello_now_ms() + 300; /* lost: try again soon, not in 10 s */
+        t->keepalive_retry_ms = clock_now_ms() + 300; /* lost: try again soon, not in 10 s */
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -423,7 +424,7 @@ static void *keepalive_main(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&t->wake, &t->lock, &ts);
-        double now = tello_now_ms();
+        double now = clock_now_ms();
         bool due = t->flying && t->cfg.keepalive_ms > 0 && !t->stopping &&
                    now - t->heard_ms >= t->cfg.keepalive_ms && now >= t->keepalive_retry_ms;
         if (!due) continue;
@@ -511,7 +512,7 @@ static int tello_takeoff(drone *d, char *err, size_t errlen)
     pthread_mutex_lock(&t->lock);
     t->flying = true; /* also when cancelled: the drone may be up, land it */
     t->z = TAKEOFF_HEIGHT_CM;
-    t->heard_ms = tello_now_ms();
+    t->heard_ms = clock_now_ms();
     pthread_mutex_unlock(&t->lock);
     return r == CTRL_OK ? 0 : -1;
 }
@@ -531,7 +532,7 @@ static int tello_land(drone *d, char *err, size_t errlen)
         /* Refused because it is down already (it lands by itself on a low
          * battery or a lost link): that is what we asked for. */
         telemetry tm = tello_telemetry_now(t);
-        if (!tm.have || tello_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
+        if (!tm.have || clock_now_ms() - tm.at_ms >= STATE_FRESH_MS || tm.h > 10 ||
             !strstr(err, "refused"))
             return -1;
     }
@@ -609,7 +610,7 @@ static int tello_turn(drone *d, int degrees, char *err, size_t errlen)
         motion m = {MOTION_TURN, steps[i]};
         if (control(t, cmd, t->cfg.timeout_ms, &m, true, err, errlen) != CTRL_OK) return -1;
         pthread_mutex_lock(&t->lock);
-        t->yaw = wrap360(t->yaw + (degrees > 0 ? steps[i] : -steps[i]));
+        t->yaw = heading_wrap(t->yaw + (degrees > 0 ? steps[i] : -steps[i]));
         pthread_mutex_unlock(&t->lock);
     }
     return 0;
@@ -672,13 +673,13 @@ static int tello_get_state(drone *d, drone_state *out)
 static int tello_wait(drone *d, int ms, char *err, size_t errlen)
 {
     tello *t = impl(d);
-    double end = tello_now_ms() + ms;
+    double end = clock_now_ms() + ms;
     for (;;) {
         if (aborted(t)) {
             snprintf(err, errlen, "cancelled");
             return -1;
         }
-        double left = end - tello_now_ms();
+        double left = end - clock_now_ms();
         if (left <= 0) return 0;
         struct timespec ts = {0, (long)(fmin(left, 20) * 1e6)};
         nanosleep(&ts, NULL);
@@ -736,7 +737,7 @@ drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
     t->base.ops = &tello_ops;
     t->base.impl = t;
     t->battery = -1;
-    t->yaw = wrap360(cfg->start.yaw);
+    t->yaw = heading_wrap(cfg->start.yaw);
     t->state_fd = -1;
     if (tello_link_open(&t->link, cfg->host, cfg->port, err, errlen) < 0) {
         free(t);

@@ -6,6 +6,7 @@
 #ifndef ALOFT_DRONE_TELLO_INTERNAL_H
 #define ALOFT_DRONE_TELLO_INTERNAL_H
 
+#include "drone/heading.h"
 #include "drone/tello.h"
 #include "drone/tello_link.h"
 #include "drone/tello_state.h"
@@ -73,19 +74,6 @@ typedef struct tello {
     double heard_ms;      /* send time of the last command that was answered */
     double keepalive_retry_ms;
 } tello;
-
-static inline double wrap360(double deg)
-{
-    double r = fmod(deg, 360.0);
-    return r < 0 ? r + 360.0 : r;
-}
-
-/* |a - b| on the circle. */
-static inline double angle_diff(double a, double b)
-{
-    double d = fabs(wrap360(a - b));
-    return d > 180 ? 360 - d : d;
-}
 
 /* The state listener's thread (tello_telemetry.c): reads the state port,
  * validates each packet and folds it into T until T->stopping. */

@@ -3,6 +3,8 @@
  */
 #include "drone/tello_link.h"
 
+#include "clock.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -16,13 +18,6 @@
 #include <unistd.h>
 
 #define POLL_SLICE_MS 50
-
-double tello_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 int tello_link_open(tello_link *l, const char *host, int port, char *err, size_t errlen)
 {
@@ -142,12 +137,12 @@ void tello_link_drain(tello_link *l)
     int got;
     while ((got = read_reply(l, r, sizeof r)) != 0)
         if (got > 0 && l->trace)
-            fprintf(stderr, "tello %.0f: late reply '%s' dropped\n", tello_now_ms(), r);
+            fprintf(stderr, "tello %.0f: late reply '%s' dropped\n", clock_now_ms(), r);
 }
 
 int tello_link_send(tello_link *l, const char *cmd, char *err, size_t errlen)
 {
-    if (l->trace) fprintf(stderr, "tello %.0f: > %s\n", tello_now_ms(), cmd);
+    if (l->trace) fprintf(stderr, "tello %.0f: > %s\n", clock_now_ms(), cmd);
     if (sendto(l->fd, cmd, strlen(cmd), 0, (struct sockaddr *)&l->addr, l->addrlen) < 0) {
         snprintf(err, errlen, "cannot send '%s' to the Tello at %s: %s", cmd, l->where,
                  strerror(errno));
@@ -162,17 +157,17 @@ int tello_link_await(tello_link *l, tello_reply_kind kind, double deadline_ms,
     for (;;) {
         if (abort_from && abort_from->abort && abort_from->abort(abort_from->abort_ud))
             return TELLO_LINK_CANCEL;
-        double left = deadline_ms - tello_now_ms();
+        double left = deadline_ms - clock_now_ms();
         if (left <= 0) return TELLO_LINK_TIMEOUT;
         struct pollfd pfd = {.fd = l->fd, .events = POLLIN};
         if (poll(&pfd, 1, (int)fmin(left, POLL_SLICE_MS) + 1) <= 0) continue;
         if (read_reply(l, reply, replylen) <= 0) continue;
         if (reply_fits(kind, reply)) {
-            if (l->trace) fprintf(stderr, "tello %.0f: < %s\n", tello_now_ms(), reply);
+            if (l->trace) fprintf(stderr, "tello %.0f: < %s\n", clock_now_ms(), reply);
             return TELLO_LINK_REPLY;
         }
         if (l->trace)
             fprintf(stderr, "tello %.0f: reply '%s' is not for this command, dropped\n",
-                    tello_now_ms(), reply);
+                    clock_now_ms(), reply);
     }
 }

@@ -9,6 +9,7 @@
 #ifndef ALOFT_DRONE_TELLO_LINK_H
 #define ALOFT_DRONE_TELLO_LINK_H
 
+#include "clock.h"
 #include "drone/drone.h"
 
 #include <stdbool.h>
@@ -29,9 +30,6 @@ typedef enum tello_reply_kind { TELLO_REPLY_CONTROL, TELLO_REPLY_QUERY } tello_r
 
 /* Results of tello_link_await. */
 enum { TELLO_LINK_REPLY = 1, TELLO_LINK_TIMEOUT = 0, TELLO_LINK_CANCEL = -1 };
-
-/* Milliseconds on a monotonic clock. */
-double tello_now_ms(void);
 
 /* Resolves HOST:PORT and opens the command socket on a free local port.
  * Returns 0, or -1 with a message. */
@@ -61,7 +59,7 @@ int tello_link_send(tello_link *l, const char *cmd, char *err, size_t errlen);
 void tello_link_drain(tello_link *l);
 
 /*
- * Waits until DEADLINE_MS (tello_now_ms clock) for an answer of KIND, trimmed
+ * Waits until DEADLINE_MS (clock_now_ms clock) for an answer of KIND, trimmed
  * into REPLY; answers of the other kind are late ones and are dropped. If
  * ABORT_FROM is not NULL its abort callback is polled every 50 ms.
  * Returns TELLO_LINK_REPLY, TELLO_LINK_TIMEOUT or TELLO_LINK_CANCEL.

@@ -5,6 +5,7 @@
  * part of the state unknown, never a number) and folded into the driver's
  * telemetry and pose (see tello.c).
  */
+#include "clock.h"
 #include "drone/tello_internal.h"
 
 #include <poll.h>
@@ -25,12 +26,12 @@ static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
     bool moving = vh > 0 || vv > 0 || (s->fields & speeds) != speeds;
     bool had_yaw = t->have_yaw_ref;
     bool changed = moving || (tm->have && has_h && fabs(s->h - tm->h) >= 5) ||
-                   (had_yaw && has_yaw && angle_diff(s->yaw, tm->yaw) >= 2);
+                   (had_yaw && has_yaw && heading_diff(s->yaw, tm->yaw) >= 2);
     tm->odo_h += vh * dt;
     tm->odo_v += vv * dt;
     /* Summed per packet so that a full 360 counts; changes under 2 degrees
      * are the IMU's jitter while hovering. */
-    double dyaw = had_yaw && has_yaw ? angle_diff(s->yaw, tm->yaw) : 0;
+    double dyaw = had_yaw && has_yaw ? heading_diff(s->yaw, tm->yaw) : 0;
     if (dyaw >= 2) tm->odo_yaw += dyaw;
     if (moving) tm->moving++;
     tm->still_run = changed ? 0 : tm->still_run + 1;
@@ -44,7 +45,7 @@ static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
      * the pose stays the commanded one, so that the heading of the next move
      * is not a snapshot taken mid-turn. */
     if (!t->in_motion && now >= t->settled_ms) {
-        if (has_yaw) t->yaw = wrap360(t->cfg.start.yaw + s->yaw - t->yaw_ref);
+        if (has_yaw) t->yaw = heading_wrap(t->cfg.start.yaw + s->yaw - t->yaw_ref);
         if (t->flying && has_h) t->z = s->h;
     }
     t->yaw_bad = !has_yaw;
@@ -79,7 +80,7 @@ void *tello_state_main(void *arg)
         if (tello_state_parse(buf, (size_t)n, &s) < 0) continue;
         tello_state_validate(&s);
         pthread_mutex_lock(&t->lock);
-        telemetry_update(t, &s, tello_now_ms());
+        telemetry_update(t, &s, clock_now_ms());
         pthread_mutex_unlock(&t->lock);
     }
 }

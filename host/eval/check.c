@@ -4,6 +4,7 @@
  * judged (unknown object, malformed key, report without a pose) is a
  * failure: a check must never pass by not looking.
  */
+#include "drone/heading.h"
 #include "eval/check.h"
 
 #include <stdarg.h>
@@ -151,10 +152,7 @@ static double box_distance(pose p, const cJSON *o)
 static double bearing_error(pose p, const cJSON *o)
 {
     double b = atan2(num(o, "x", 0) - p.x, num(o, "y", 0) - p.y) * 180.0 / M_PI;
-    b = fmod(fmod(b, 360.0) + 360.0, 360.0);
-    double e = fmod(b - p.yaw + 540.0, 360.0);
-    if (e < 0) e += 360.0;
-    return fabs(e - 180.0);
+    return heading_diff(b, p.yaw);
 }
 
 static void check_equal(judge *j, const cJSON *want, const char *key)

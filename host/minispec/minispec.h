@@ -51,7 +51,7 @@ int minispec_compile_definition(const skill_registry *reg, const char *src, size
                                 const ms_options *opts, ms_result *out);
 
 /* Compiles the minispec= definition of high-level skill S into S->lua_code
- * (a chunk returning the skill's run function). Called by registry_finalize
+ * (a chunk returning the skill's run function). Called by loader_finalize
  * once every skill is known. Returns 0, or -1 with "line:col: message" in ERR. */
 int minispec_compile_skill(const skill_registry *reg, skill *s, char *err, size_t errlen);
 

@@ -4,6 +4,7 @@
  */
 #include "mission/controller.h"
 
+#include "clock.h"
 #include "textbuf.h"
 
 #include "llm/plan_text.h"
@@ -152,7 +153,7 @@ static long estimate_tokens(size_t len)
 
 static bool out_of_time(const mission *m)
 {
-    return skills_now_ms() >= m->deadline_ms;
+    return clock_now_ms() >= m->deadline_ms;
 }
 
 /* One request to the LLM, counted and shown to the observer. It gets at
@@ -163,7 +164,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
     llm_message msgs[2];
     int n = prompt_msgs_to_llm(pm, msgs);
     memset(res, 0, sizeof *res);
-    double left = m->deadline_ms - skills_now_ms();
+    double left = m->deadline_ms - clock_now_ms();
     if (left <= 0) {
         res->status = LLM_E_TIMEOUT;
         snprintf(res->error, sizeof res->error, "no time left to ask the LLM");
@@ -222,7 +223,7 @@ static void on_skill_event(void *ud, const skill_event *ev)
 {
     mission *m = ud;
     if (ev->kind == SKILL_EVENT_CALL && m->await_call) {
-        double us = (skills_now_ms() - m->t_delta) * 1000;
+        double us = (clock_now_ms() - m->t_delta) * 1000;
         m->await_call = false;
         if (m->stats.overhead_n == 0) m->stats.overhead_first_us = us;
         m->stats.overhead_n++;
@@ -301,7 +302,7 @@ static int on_delta(void *ud, const char *s, size_t len)
 {
     mission *m = ud;
     if (cancelled(m)) return 1;
-    m->t_delta = skills_now_ms();
+    m->t_delta = clock_now_ms();
     m->await_call = true;
     int rc = plan_stream_feed(&m->cleaner, s, len, on_plan_text, m);
     m->await_call = false;
@@ -409,7 +410,9 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         m->stop = STOP_SYNTAX;
     }
     cJSON_AddItemToArray(m->plans, cJSON_CreateString(textbuf_str(&m->plan)));
-    if (m->o->obs.plan)
+    /* A call that failed before any plan text arrived gave no plan: the
+     * exchange (with its error) is what is observed, not an empty plan. */
+    if (m->o->obs.plan && !(llm_failed && m->plan.len == 0))
         m->o->obs.plan(m->o->obs.ud, m->index, textbuf_str(&m->plan), m->plan.len,
                        m->stop == STOP_SYNTAX ? textbuf_str(&m->diag) : NULL);
     ms_stream_free(m->ps);
@@ -506,13 +509,13 @@ cJSON *mission_run(const mission_opts *o)
     m->ro.on_skill_event = on_skill_event;
     m->ro.on_skill_event_ud = m;
     m->ro.outcome = NULL;
-    if (m->ro.t0_ms <= 0) m->ro.t0_ms = skills_now_ms();
+    if (m->ro.t0_ms <= 0) m->ro.t0_ms = clock_now_ms();
     int max_tries = o->max_tries < 1 ? 1 : o->max_tries;
     int max_replans = o->max_replans < 0 ? 0 : o->max_replans;
 
     char err[1024] = "";
     m->limit_ms = o->run.limits.timeout_ms ? o->run.limits.timeout_ms : SANDBOX_DEFAULT_TIMEOUT_MS;
-    m->deadline_ms = skills_now_ms() + (double)m->limit_ms;
+    m->deadline_ms = clock_now_ms() + (double)m->limit_ms;
     m->s = runner_session_open(&m->ro, err, sizeof err);
     if (!m->s) {
         runner_report_set(doc, "error", cJSON_CreateString(err));

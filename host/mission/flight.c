@@ -1,6 +1,8 @@
 /* One flight's lifecycle: see flight.h. */
 #include "mission/flight.h"
 
+#include "clock.h"
+
 #include "errmsg.h"
 #include "llm/prompt.h"
 #include "mission/probe.h"
@@ -53,6 +55,8 @@ char *flight_params_json(const flight_config *c)
 {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "time_scale", c->sim.time_scale);
+    if (c->plan && c->plan_file) /* for `aloft log`, which names what a --plan mission flew */
+        cJSON_AddStringToObject(p, "plan_file", c->plan_file);
     if (c->task) {
         cJSON_AddBoolToObject(p, "stream", c->stream);
         if (c->max_tries) cJSON_AddNumberToObject(p, "max_tries", c->max_tries);
@@ -480,7 +484,7 @@ int flight_fly(const flight_config *c, flight_outcome *out)
     out->status = STORE_FAILED;
     out->landed = true;
     out->recorded = true;
-    double t0 = skills_now_ms();
+    double t0 = clock_now_ms();
     flight *fl = calloc(1, sizeof *fl);
     if (!fl) return errmsg_set(out->error, sizeof out->error, "out of memory");
     fl->c = c;
@@ -496,7 +500,7 @@ int flight_fly(const flight_config *c, flight_outcome *out)
     if (fl->world.drone) out->pose = mission_world_pose(&fl->world);
     mission_world_close(&fl->world, c->land);
     if (fl->rec) mission_record_free(fl->rec);
-    out->total_ms = skills_now_ms() - t0;
+    out->total_ms = clock_now_ms() - t0;
     free(fl);
     return rc;
 }

@@ -89,6 +89,7 @@ typedef struct flight_config {
     const char *task;
     const char *plan;
     size_t plan_len;
+    const char *plan_file; /* recorded: where PLAN came from ("stdin"), or NULL */
     const skill_registry *reg;
     sandbox_limits limits;
     /* The LLM: for the task, and for a plan's probes. */

@@ -4,6 +4,7 @@
  * goes on, so a call is on disk before the skill acts.
  */
 #include "mission/record.h"
+#include "clock.h"
 #include "mission/sighting.h"
 #include "skills/skills.h"
 
@@ -25,7 +26,7 @@ struct mission_record {
     store *own;       /* the store, when mission_record_open opened it */
     store_mission *m; /* owned too in that case */
     mission_world *world;
-    double t0_ms; /* mission start on the skills_now_ms() clock */
+    double t0_ms; /* mission start on the clock_now_ms() clock */
     open_call *open;
     int nopen;
     int64_t plan_llm; /* the exchange the next plan comes from, or 0 */
@@ -39,7 +40,7 @@ mission_record *mission_record_new(store_mission *m, mission_world *world)
     if (!r) return NULL;
     r->m = m;
     r->world = world;
-    r->t0_ms = skills_now_ms() - store_mission_elapsed_ms(m);
+    r->t0_ms = clock_now_ms() - store_mission_elapsed_ms(m);
     return r;
 }
 
@@ -321,7 +322,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
 
 static void observe_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
 {
-    (void)index; /* plans are recorded in order: number index + 1 */
+    (void)index; /* plans are numbered in recording order (a failed call has none) */
     mission_record_plan(ud, plan, len, diagnostics == NULL, diagnostics);
 }
 

@@ -61,7 +61,7 @@ void mission_record_free(mission_record *r);
 /* The mission being written. */
 store_mission *mission_record_mission(const mission_record *r);
 
-/* When the mission began, on the skills_now_ms() clock. */
+/* When the mission began, on the clock_now_ms() clock. */
 double mission_record_t0_ms(const mission_record *r);
 
 /* The first write that failed ("mission store: ..."), or NULL. */

@@ -5,6 +5,8 @@
  */
 #include "mission/replay.h"
 
+#include "clock.h"
+
 #include "mission/record.h"
 #include "skills/skills.h"
 
@@ -32,7 +34,7 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
                            llm_result *out)
 {
     store_replay *rp = ud;
-    double t0 = skills_now_ms();
+    double t0 = clock_now_ms();
     memset(out, 0, sizeof *out);
     out->ttft_ms = -1;
     const char *text =
@@ -54,9 +56,9 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
     if (req->on_delta && out->len) {
         /* One delta with the whole reply: the controller runs statements as
          * they complete either way, so the calls come out the same. */
-        out->ttft_ms = skills_now_ms() - t0;
+        out->ttft_ms = clock_now_ms() - t0;
         int stop = req->on_delta(req->ud, out->text, out->len);
-        out->callback_ms = skills_now_ms() - t0 - out->ttft_ms;
+        out->callback_ms = clock_now_ms() - t0 - out->ttft_ms;
         if (stop != 0) {
             out->status = LLM_E_ABORTED;
             snprintf(out->error, sizeof out->error, "the reply was cut short by the mission");
@@ -69,7 +71,7 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
         out->status = parse_error(error, &msg);
         snprintf(out->error, sizeof out->error, "%s", msg);
     }
-    out->wall_ms = skills_now_ms() - t0;
+    out->wall_ms = clock_now_ms() - t0;
     out->latency_ms = out->wall_ms - out->callback_ms;
     return out->status == LLM_OK ? 0 : -1;
 }

@@ -4,6 +4,9 @@
  */
 #include "mission/runner.h"
 
+#include "clock.h"
+#include "drone/constraints.h"
+#include "drone/heading.h"
 #include "errmsg.h"
 #include "mission/record.h"
 #include "minispec/minispec.h"
@@ -63,7 +66,7 @@ struct runner_session {
 static double clock_s(const runner_session *rs)
 {
     mission_world *w = rs->o->world;
-    return w->sim ? mission_world_sim_s(w) : (skills_now_ms() - rs->t0) / 1000;
+    return w->sim ? mission_world_sim_s(w) : (clock_now_ms() - rs->t0) / 1000;
 }
 
 static void pending_add(runner_session *rs, const ms_event *ev)
@@ -74,7 +77,7 @@ static void pending_add(runner_session *rs, const ms_event *ev)
     p->off = ev->off, p->len = ev->len;
     p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
     p->sim_s = clock_s(rs);
-    p->t_ms = skills_now_ms() - rs->t0;
+    p->t_ms = clock_now_ms() - rs->t0;
 }
 
 static void pending_flush(runner_session *rs, bool ran)
@@ -219,7 +222,7 @@ void runner_report_pose_at(cJSON *doc, drone_pose p)
     cJSON_AddNumberToObject(pose, "x", round(p.x * 10) / 10);
     cJSON_AddNumberToObject(pose, "y", round(p.y * 10) / 10);
     cJSON_AddNumberToObject(pose, "z", round(p.z * 10) / 10);
-    cJSON_AddNumberToObject(pose, "yaw", fmod(round(p.yaw * 10) / 10, 360));
+    cJSON_AddNumberToObject(pose, "yaw", heading_wrap(round(p.yaw * 10) / 10));
     runner_report_set(doc, "pose", pose);
 }
 
@@ -267,9 +270,7 @@ runner_session *runner_session_open(const runner_opts *o, char *err, size_t errl
         return NULL;
     }
     rs->o = o;
-    rs->t0 = o->t0_ms > 0 ? o->t0_ms
-             : o->record  ? mission_record_t0_ms(o->record)
-                          : skills_now_ms();
+    rs->t0 = o->t0_ms > 0 ? o->t0_ms : o->record ? mission_record_t0_ms(o->record) : clock_now_ms();
     rs->sb = sandbox_new(&o->limits, err, errlen);
     if (!rs->sb) {
         free(rs);
@@ -339,9 +340,9 @@ sandbox_status runner_session_event(runner_session *s, const ms_event *ev, const
     s->src = src; /* valid while this event runs: the text grows only between events */
     if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(s, ev);
     int before = ms_exec_statements_run(s->x);
-    double t = skills_now_ms();
+    double t = clock_now_ms();
     sandbox_status st = ms_exec_event(s->x, ev, err, errlen);
-    s->exec_ms += skills_now_ms() - t;
+    s->exec_ms += clock_now_ms() - t;
     bool did = ms_exec_statements_run(s->x) > before;
     if (ran) *ran = did;
     if (k == MS_EV_STATEMENT) pending_flush(s, did);
@@ -402,7 +403,7 @@ void runner_session_close(runner_session *s, cJSON *doc, bool ok)
     if (ctx->first_action_ms >= 0)
         runner_report_set(doc, "first_action_ms", cJSON_CreateNumber(ctx->first_action_ms));
     runner_report_set(doc, "exec_ms", cJSON_CreateNumber(s->exec_ms));
-    runner_report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - s->t0));
+    runner_report_set(doc, "total_ms", cJSON_CreateNumber(clock_now_ms() - s->t0));
     cJSON_Delete(s->result);
     ms_exec_free(s->x);
     skills_release(ctx);
@@ -443,7 +444,7 @@ cJSON *runner_run(const runner_opts *o)
 {
     double t0 = o->t0_ms > 0 ? o->t0_ms
                 : o->record  ? mission_record_t0_ms(o->record)
-                             : skills_now_ms();
+                             : clock_now_ms();
     cJSON *doc = runner_report_new(o->plan ? o->plan : "", o->plan_len);
     runner_outcome none;
     runner_outcome *out = o->outcome ? o->outcome : &none;
@@ -454,7 +455,7 @@ cJSON *runner_run(const runner_opts *o)
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
         snprintf(out->reason, sizeof out->reason, "%s", cJSON_IsString(e) ? e->valuestring : "");
         runner_report_pose(doc, o->world);
-        runner_report_set(doc, "total_ms", cJSON_CreateNumber(skills_now_ms() - t0));
+        runner_report_set(doc, "total_ms", cJSON_CreateNumber(clock_now_ms() - t0));
         return doc;
     }
     char err[1024] = "";

@@ -61,7 +61,7 @@ typedef struct runner_opts {
      * controller hooks in here). */
     void (*on_skill_event)(void *ud, const skill_event *ev);
     void *on_skill_event_ud;
-    /* Mission start (skills_now_ms), which call times and first_action_ms
+    /* Mission start (clock_now_ms), which call times and first_action_ms
      * count from; 0 = the recorder's start, or when the run starts. */
     double t0_ms;
     /* The store's recorder (mission/record.h): the plan (runner_run), the

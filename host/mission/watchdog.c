@@ -1,6 +1,7 @@
 /* The watchdog: see watchdog.h. */
 #include "mission/watchdog.h"
 
+#include "clock.h"
 #include "errmsg.h"
 #include "mission/record.h"
 #include "mission/world.h"
@@ -31,9 +32,7 @@ struct watchdog {
 
 static uint64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return clock_now_ns() / 1000000u;
 }
 
 static const char *message(int why, char *buf, size_t len)

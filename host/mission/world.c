@@ -4,6 +4,7 @@
  */
 #include "mission/world.h"
 
+#include "drone/heading.h"
 #include "drone/constraints.h"
 #include "errmsg.h"
 #include "vision/pipeline.h"
@@ -135,7 +136,7 @@ drone_pose mission_world_pose(mission_world *w)
     drone_state st;
     memset(&st, 0, sizeof st);
     w->drone->ops->get_state(w->drone, &st);
-    st.pose.yaw = fmod(fmod(st.pose.yaw, 360) + 360, 360);
+    st.pose.yaw = heading_wrap(st.pose.yaw);
     return st.pose;
 }
 

@@ -57,8 +57,6 @@ static const builtin_spec builtins[] = {
      "stop this plan and ask for a new one based on what is seen now"},
 };
 
-int builtin_register(skill_registry *reg, char *err, size_t errlen);
-
 int builtin_register(skill_registry *reg, char *err, size_t errlen)
 {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {

@@ -9,7 +9,11 @@
 #ifndef ALOFT_SKILLS_BUILTIN_H
 #define ALOFT_SKILLS_BUILTIN_H
 
+#include "skills/registry.h"
 #include "skills/skills.h"
+
+/* Adds the low-level skills, in SPEC §5 order, to REG. */
+int builtin_register(skill_registry *reg, char *err, size_t errlen);
 
 int skill_move_forward(skill_ctx *ctx, lua_State *L);
 int skill_move_backward(skill_ctx *ctx, lua_State *L);

@@ -6,10 +6,12 @@
  * skills are Lua files (the built-in skills/NAME.lua, plus user directories) that
  * return a table (SPEC §5):
  *   {name=, description=, args={{name=,type=}}, returns=, run=function(...) end}
- * or `minispec="..."` instead of `run`.
+ * or `minispec="..."` instead of `run`. Reading those files and compiling the
+ * MiniSpec ones is the loader's work (host/loader/loader.h), a layer above both
+ * this registry and the MiniSpec compiler: the registry is a leaf.
  *
- * Abbreviations are assigned by registry_finalize: deterministic, unique, at
- * most two letters, and exactly TypeFly's for the built-ins.
+ * Abbreviations are assigned by registry_assign_abbrs: deterministic, unique,
+ * at most two letters, and exactly TypeFly's for the built-ins.
  *
  * A registry is built once, then only read; reading is thread-safe.
  */
@@ -92,35 +94,26 @@ void registry_free(skill_registry *reg);
 /* Adds a skill (copied). Fails on a duplicate name. */
 int registry_add(skill_registry *reg, const skill *s, char *err, size_t errlen);
 
-/* Adds the low-level skills and the built-in high-level skills. */
-int registry_add_builtins(skill_registry *reg, char *err, size_t errlen);
+/* Assigns abbreviations: requested ones (abbr= in a skill file) if free, then
+ * the rest. Call once, after every skill is added; problems go to REPORT. */
+void registry_assign_abbrs(skill_registry *reg, registry_report_fn report, void *ud);
 
-/* Loads every *.lua in DIR (sorted by name). Returns the number of files that
- * failed (each reported through REPORT), or -1 if DIR cannot be read. */
-int registry_load_dir(skill_registry *reg, const char *dir, registry_report_fn report, void *ud);
+/* Removes the skill at index I (the loader drops skills that fail to compile). */
+void registry_remove(skill_registry *reg, size_t i);
 
-/* Loads one high-level skill from Lua text. PATH names it in messages. */
-int registry_load_source(skill_registry *reg, const char *path, const char *src, size_t len,
-                         bool builtin, char *err, size_t errlen);
-
-/* Assigns abbreviations (and compiles MiniSpec-defined skills). Call once,
- * after every skill is added. Skills that fail to compile are removed and
- * reported. Returns the number removed. */
-int registry_finalize(skill_registry *reg, registry_report_fn report, void *ud);
+/* True if S is a valid skill name or abbreviation: [a-z_][a-z0-9_]*. */
+bool registry_valid_name(const char *s);
 
 /* Finds a skill by full name, alias or abbreviation (LEN bytes of NAME). */
 const skill *registry_find(const skill_registry *reg, const char *name, size_t len);
 
 size_t registry_count(const skill_registry *reg);
 const skill *registry_at(const skill_registry *reg, size_t i);
+/* The same skill, writable: only while the registry is being built. */
+skill *registry_at_mut(skill_registry *reg, size_t i);
 
 const char *skill_type_name(skill_type t);
 /* Parses "int", "float", "str"/"string", "bool", "any"; -1 if unknown. */
 int skill_type_parse(const char *s);
-
-/* Builds the usual registry: built-ins plus every directory of DIRS. Load
- * problems go to REPORT. NULL only if the built-ins themselves fail. */
-skill_registry *registry_standard(const char *const *dirs, int ndirs, registry_report_fn report,
-                                  void *ud);
 
 #endif

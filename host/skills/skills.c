@@ -4,6 +4,7 @@
  */
 #include "skills/skills.h"
 
+#include "clock.h"
 #include "embedded.h"
 
 #include <lauxlib.h>
@@ -26,13 +27,6 @@ typedef struct binding_table {
 } binding_table;
 
 static const char ctx_key = 'C';
-
-double skills_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 skill_ctx *skills_ctx(lua_State *L)
 {
@@ -142,8 +136,8 @@ void skills_violation(skill_ctx *ctx, const char *skill_name, const char *reason
         cJSON_Delete(v);
     const skill *s = ctx->reg ? registry_find(ctx->reg, skill_name, strlen(skill_name)) : NULL;
     if (s && ctx->on_event) {
-        skill_event ev = {SKILL_EVENT_VIOLATION,        s, ctx->depth, NULL, NULL,
-                          skills_now_ms() - ctx->t0_ms, 0, reason};
+        skill_event ev = {SKILL_EVENT_VIOLATION,       s, ctx->depth, NULL, NULL,
+                          clock_now_ms() - ctx->t0_ms, 0, reason};
         ctx->on_event(ctx->event_ud, &ev);
     }
 }
@@ -180,7 +174,7 @@ static int skills_dispatch(lua_State *L)
     check_args(L, s);
     int nargs = lua_gettop(L);
 
-    double t = skills_now_ms() - ctx->t0_ms;
+    double t = clock_now_ms() - ctx->t0_ms;
     cJSON *args = cJSON_CreateArray();
     for (int i = 1; i <= nargs; i++)
         cJSON_AddItemToArray(args, value_to_json(L, i));
@@ -207,7 +201,7 @@ static int skills_dispatch(lua_State *L)
     }
     cJSON *ret = value_to_json(L, -1);
     if (ctx->calls) cJSON_ReplaceItemInObject(call, "ret", ret);
-    emit(ctx, SKILL_EVENT_RETURN, s, args, ret, skills_now_ms() - ctx->t0_ms);
+    emit(ctx, SKILL_EVENT_RETURN, s, args, ret, clock_now_ms() - ctx->t0_ms);
     if (!ctx->calls) {
         cJSON_Delete(ret);
         cJSON_Delete(call);
@@ -283,7 +277,7 @@ int skills_bind(skill_ctx *ctx, char *err, size_t errlen)
     bt->items = calloc(n ? n : 1, sizeof *bt->items);
     bt->n = n;
     ctx->bindings = bt;
-    if (ctx->t0_ms == 0) ctx->t0_ms = skills_now_ms();
+    if (ctx->t0_ms == 0) ctx->t0_ms = clock_now_ms();
     ctx->first_action_ms = -1;
     if (!ctx->calls) ctx->calls = cJSON_CreateArray();
     if (!ctx->violations) ctx->violations = cJSON_CreateArray();

@@ -77,7 +77,7 @@ typedef struct skill_ctx {
     char replan_reason[256];
     double first_action_ms; /* first MOVES/SEES call, -1 until then */
     int depth;
-    double t0_ms;   /* skills_now_ms() at mission start; 0 = set by skills_bind */
+    double t0_ms;   /* clock_now_ms() at mission start; 0 = set by skills_bind */
     void *bindings; /* private to skills.c */
 } skill_ctx;
 
@@ -94,8 +94,5 @@ skill_ctx *skills_ctx(lua_State *L);
 
 /* Records a constraint violation (also sent as an event). */
 void skills_violation(skill_ctx *ctx, const char *skill, const char *reason);
-
-/* Monotonic wall-clock milliseconds. */
-double skills_now_ms(void);
 
 #endif

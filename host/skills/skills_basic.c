@@ -2,7 +2,8 @@
  * mission controller rather than to the drone. */
 #include "skills/builtin.h"
 
-#include <ctype.h>
+#include "skills/probe_answer.h"
+
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,30 +18,6 @@ int skill_log(skill_ctx *ctx, lua_State *L)
     return 1;
 }
 
-/* SPEC §4: True/False become booleans, numerals numbers, the rest text. */
-static void push_coerced(lua_State *L, const char *answer)
-{
-    while (isspace((unsigned char)*answer))
-        answer++;
-    size_t len = strlen(answer);
-    while (len && isspace((unsigned char)answer[len - 1]))
-        len--;
-    if (len >= 2 && (answer[0] == '\'' || answer[0] == '"') && answer[len - 1] == answer[0]) {
-        answer++;
-        len -= 2;
-    }
-    if (len == 4 && strncmp(answer, "True", 4) == 0) {
-        lua_pushboolean(L, 1);
-        return;
-    }
-    if (len == 5 && strncmp(answer, "False", 5) == 0) {
-        lua_pushboolean(L, 0);
-        return;
-    }
-    lua_pushlstring(L, answer, len);
-    if (len && lua_stringtonumber(L, lua_tostring(L, -1))) lua_remove(L, -2);
-}
-
 int skill_probe(skill_ctx *ctx, lua_State *L)
 {
     if (!ctx->probe)
@@ -48,7 +25,7 @@ int skill_probe(skill_ctx *ctx, lua_State *L)
     char answer[2048], err[256];
     if (ctx->probe(ctx->probe_ud, lua_tostring(L, 1), answer, sizeof answer, err, sizeof err))
         return luaL_error(L, "probe: %s", err);
-    push_coerced(L, answer);
+    probe_answer_push(L, answer, strlen(answer));
     return 1;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "skills/builtin.h"
 
+#include "clock.h"
 #include "drone/drone.h"
 
 #include <lauxlib.h>
@@ -115,12 +116,10 @@ int skill_turn_ccw(skill_ctx *ctx, lua_State *L)
 /* Without a drone, delay still waits (in real time), polling the sandbox. */
 static void wait_real(skill_ctx *ctx, lua_State *L, lua_Integer ms)
 {
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clock_now_ms();
     for (;;) {
         if (!sandbox_alive(ctx->sb)) sandbox_check(L);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double done = (now.tv_sec - t0.tv_sec) * 1e3 + (now.tv_nsec - t0.tv_nsec) / 1e6;
+        double done = clock_now_ms() - t0;
         if (done >= (double)ms) return;
         double left = (double)ms - done, step = left < 10 ? left : 10;
         struct timespec ts = {0, (long)(step * 1e6)};

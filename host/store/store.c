@@ -13,6 +13,8 @@
  */
 #include "store/store_impl.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,13 +210,6 @@ static int sweep_interrupted(store *s, char *err, size_t errlen)
 
 /* ---- open / close --------------------------------------------------------- */
 
-static double elapsed_since_ms(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 /* Drops the connection, its statements and the lock file. */
 static void close_connection(store *s)
 {
@@ -321,8 +316,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
     }
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (!(flags & STORE_OPEN_EXISTING)) oflags |= SQLITE_OPEN_CREATE;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clock_now_ms();
     for (int attempt = 0;; attempt++) {
         if (sqlite3_open_v2(s->path, &s->db, oflags, NULL) != SQLITE_OK) {
             if (s->db)
@@ -338,7 +332,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
          * waiting for the busy timeout: start again, for as long as the
          * timeout would have waited. */
         if ((sqlite3_extended_errcode(s->db) & 0xff) != SQLITE_BUSY ||
-            elapsed_since_ms(&t0) > STORE_BUSY_TIMEOUT_MS)
+            clock_now_ms() - t0 > STORE_BUSY_TIMEOUT_MS)
             break;
         close_connection(s);
         usleep((useconds_t)(1000 + (getpid() + attempt * 7919) % 9000));

@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -90,7 +90,10 @@ typedef struct store_mission_info {
 } store_mission_info;
 
 /* Starts recording a mission: inserts it as "running" with the current time
- * as start (t_ms 0). Returns a handle owned by the caller (free it with
+ * as start (t_ms 0). The mission's world, in which its sightings are
+ * remembered, is its scene ("scene:" and a hash of SCENE_JSON: one world per
+ * scene file, whichever path it was read from), else its drone ("tello:HOST",
+ * "sim"), else "default". Returns a handle owned by the caller (free it with
  * store_mission_end), or NULL. */
 store_mission *store_mission_begin(store *s, const store_mission_info *info, char *err,
                                    size_t errlen);
@@ -209,12 +212,14 @@ typedef struct store_object {
     int64_t sightings;
     char first_seen[32], last_seen[32]; /* ISO-8601 UTC */
     int64_t last_mission;
+    char world[48]; /* see store_mission_begin; "" if recorded before worlds were kept */
 } store_object;
 
 /* Records a sighting of an object of class CLS at world position (x, y, z)
  * with confidence CONF: merged into the nearest remembered object of that
- * class within STORE_OBJECT_MERGE_CM (from any mission), or remembered as a
- * new one. Returns the object's id, or -1. */
+ * class within STORE_OBJECT_MERGE_CM in the mission's world (from any
+ * mission in that world), or remembered as a new one. Returns the object's
+ * id, or -1. */
 int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, char *err, size_t errlen);
 
@@ -225,7 +230,7 @@ int store_objects(store *s, const char *cls, store_object *out, int max, char *e
 
 /* The remembered objects as JSON, most recently seen first:
  * [{"id","class","x","y","z","conf","sightings","first_seen","last_seen",
- *   "last_mission"}]. NULL on error. */
+ *   "last_mission","world"}] ("world" null if unknown). NULL on error. */
 cJSON *store_objects_json(store *s, char *err, size_t errlen);
 
 /* ---- queries ------------------------------------------------------------ */
@@ -233,6 +238,14 @@ cJSON *store_objects_json(store *s, char *err, size_t errlen);
 /* The mission list of `aloft log --json`, oldest first:
  * [{"id","task","status","started","duration_ms"}]. NULL on error. */
 cJSON *store_list_json(store *s, char *err, size_t errlen);
+
+/* What a --plan mission (task NULL) flew, for the readable log: the plan
+ * file as given to `run --plan` (params "plan_file"), then ": " and the
+ * first statement of its first plan (cut at 60 bytes with "..."), e.g.
+ * "square.ms: 4{mf(50);tc(90)}"; the statement alone for missions recorded
+ * without the file's name.
+ * Returns 0, or -1 with "no mission ID" if there is none. */
+int store_plan_label(store *s, int64_t id, char *out, size_t outlen, char *err, size_t errlen);
 
 /* One mission as `aloft log --json ID` prints it:
  * {"mission":{..},"plans":[..],"events":[{"t_ms","kind","skill","args","ret"}],

@@ -41,9 +41,9 @@ struct store {
 struct store_mission {
     store *s;
     int64_t id;
-    int seq;            /* last event number used in this mission */
-    int plans;          /* last plan number used */
-    struct timespec t0; /* CLOCK_MONOTONIC at begin */
+    int seq;      /* last event number used in this mission */
+    int plans;    /* last plan number used */
+    double t0_ms; /* clock_now_ms() at begin */
 };
 
 /* Writes "PATH: WHAT: sqlite's message" to ERR, naming corruption and

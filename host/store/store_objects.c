@@ -1,7 +1,9 @@
 /*
  * The memory of objects seen, merged across missions: a sighting of a class
- * near a remembered object of that class is the same object seen again (its
+ * near a remembered object of that class in the same world (scene file or
+ * real drone, see store_mission_begin) is the same object seen again (its
  * position becomes the mean of its sightings); otherwise it is a new one.
+ * Two scene files share coordinates but not objects.
  * The lookup and the write share one IMMEDIATE transaction so that two
  * missions seeing the same apple at once do not both create it.
  */
@@ -19,6 +21,7 @@ static int64_t merge_locked(store_mission *m, const char *cls, double x, double 
     const double r2 = STORE_OBJECT_MERGE_CM * STORE_OBJECT_MERGE_CM;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, sightings, x, y, z FROM objects WHERE class = ?1"
+                           " AND world = (SELECT world FROM missions WHERE id = ?6)"
                            " AND (x - ?2) * (x - ?2) + (y - ?3) * (y - ?3) + (z - ?4) * (z - ?4)"
                            "  <= ?5"
                            " ORDER BY (x - ?2) * (x - ?2) + (y - ?3) * (y - ?3) +"
@@ -30,6 +33,7 @@ static int64_t merge_locked(store_mission *m, const char *cls, double x, double 
     sqlite3_bind_double(q, 3, y);
     sqlite3_bind_double(q, 4, z);
     sqlite3_bind_double(q, 5, r2);
+    sqlite3_bind_int64(q, 6, m->id);
     int rc = sqlite3_step(q);
     int64_t id = 0, n = 0;
     double ox = 0, oy = 0, oz = 0;
@@ -49,7 +53,8 @@ static int64_t merge_locked(store_mission *m, const char *cls, double x, double 
                            " sightings = sightings + 1, last_seen = ?5, last_mission = ?6"
                            " WHERE id = ?7"
                          : "INSERT INTO objects(x, y, z, conf, last_seen, last_mission, class,"
-                           " sightings, first_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?5)";
+                           " sightings, first_seen, world) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1,"
+                           " ?5, (SELECT world FROM missions WHERE id = ?6))";
     if (sqlite3_prepare_v2(s->db, sql, -1, &w, NULL) != SQLITE_OK)
         return store_db_error(s, "cannot record the object", err, errlen);
     if (id) {
@@ -100,7 +105,7 @@ int store_objects(store *s, const char *cls, store_object *out, int max, char *e
     int n = -1;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, class, x, y, z, conf, sightings, first_seen, last_seen,"
-                           " coalesce(last_mission, 0) FROM objects"
+                           " coalesce(last_mission, 0), coalesce(world, '') FROM objects"
                            " WHERE ?1 IS NULL OR class = ?1 ORDER BY last_seen DESC, id DESC",
                            -1, &q, NULL) != SQLITE_OK) {
         store_db_error(s, "cannot read objects", err, errlen);
@@ -122,6 +127,7 @@ int store_objects(store *s, const char *cls, store_object *out, int max, char *e
             snprintf(o->last_seen, sizeof o->last_seen, "%s",
                      (const char *)sqlite3_column_text(q, 8));
             o->last_mission = sqlite3_column_int64(q, 9);
+            snprintf(o->world, sizeof o->world, "%s", (const char *)sqlite3_column_text(q, 10));
         }
         if (n < max && rc != SQLITE_DONE) n = store_db_error(s, "cannot read objects", err, errlen);
         sqlite3_finalize(q);
@@ -166,6 +172,10 @@ cJSON *store_objects_json(store *s, char *err, size_t errlen)
                 cJSON_AddNumberToObject(j, "last_mission", (double)o->last_mission);
             else
                 cJSON_AddNullToObject(j, "last_mission");
+            if (o->world[0])
+                cJSON_AddStringToObject(j, "world", o->world);
+            else
+                cJSON_AddNullToObject(j, "world");
             cJSON_AddItemToArray(list, j);
         }
     }

@@ -228,3 +228,83 @@ cJSON *store_mission_json(store *s, int64_t id, char *err, size_t errlen)
     }
     return q.doc;
 }
+
+/* ---- what a --plan mission flew ------------------------------------------ */
+
+#define LABEL_STATEMENT_MAX 60
+
+/* The first statement of PLAN into OUT: up to the first ';' or line break
+ * outside braces and quotes, cut at LABEL_STATEMENT_MAX bytes with "...".
+ * A plan's text is whatever a user's file held, so the cut never splits a
+ * UTF-8 character. */
+static void first_statement(const char *plan, char *out, size_t outlen)
+{
+    while (*plan == ' ' || *plan == '\t' || *plan == '\n' || *plan == '\r')
+        plan++;
+    int depth = 0;
+    char quote = 0;
+    size_t n = 0;
+    for (; plan[n]; n++) {
+        char c = plan[n];
+        if (quote) {
+            if (c == quote) quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '{') {
+            depth++;
+        } else if (c == '}' && depth > 0) {
+            depth--;
+        } else if ((c == ';' && depth == 0) || c == '\n' || c == '\r') {
+            break;
+        }
+    }
+    while (n > 0 && (plan[n - 1] == ' ' || plan[n - 1] == '\t'))
+        n--;
+    bool cut = n > LABEL_STATEMENT_MAX;
+    if (cut) {
+        n = LABEL_STATEMENT_MAX;
+        while (n > 0 && ((unsigned char)plan[n] & 0xC0) == 0x80)
+            n--;
+    }
+    snprintf(out, outlen, "%.*s%s", (int)n, plan, cut ? "..." : "");
+}
+
+typedef struct label_query {
+    int64_t id;
+    char *out;
+    size_t outlen;
+} label_query;
+
+static int label_parts(store *s, void *ud, char *err, size_t errlen)
+{
+    label_query *q = ud;
+    sqlite3_stmt *st = prepare(s,
+                               "SELECT json_extract(CASE WHEN json_valid(params) THEN params END,"
+                               " '$.plan_file'),"
+                               " (SELECT text FROM plans WHERE mission_id = ?1 ORDER BY plan_no"
+                               "  LIMIT 1)"
+                               " FROM missions WHERE id = ?1",
+                               err, errlen);
+    if (!st) return -1;
+    sqlite3_bind_int64(st, 1, q->id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *file = (const char *)sqlite3_column_text(st, 0);
+        const char *plan = (const char *)sqlite3_column_text(st, 1);
+        char first[LABEL_STATEMENT_MAX + 8] = "";
+        if (plan) first_statement(plan, first, sizeof first);
+        if (!first[0]) snprintf(first, sizeof first, "(empty)");
+        snprintf(q->out, q->outlen, "%s%s%s", file ? file : "", file ? ": " : "", first);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return errmsg_set(err, errlen, "no mission %lld in %s", (long long)q->id, s->path);
+    if (rc != SQLITE_ROW) return store_db_error(s, "cannot read missions", err, errlen);
+    return 0;
+}
+
+int store_plan_label(store *s, int64_t id, char *out, size_t outlen, char *err, size_t errlen)
+{
+    label_query q = {id, out, outlen};
+    return store_read(s, label_parts, &q, err, errlen);
+}

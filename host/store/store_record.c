@@ -6,20 +6,20 @@
  */
 #include "store/store_impl.h"
 
+#include "clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static double elapsed_ms(const struct timespec *t0)
+static double elapsed_ms(const store_mission *m)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+    return clock_now_ms() - m->t0_ms;
 }
 
 double store_mission_elapsed_ms(const store_mission *m)
 {
-    return elapsed_ms(&m->t0);
+    return elapsed_ms(m);
 }
 
 int store_mission_plans(const store_mission *m)
@@ -34,7 +34,7 @@ int64_t store_mission_id(const store_mission *m)
 
 static double event_time(const store_mission *m, double t_ms)
 {
-    return t_ms < 0 ? elapsed_ms(&m->t0) : t_ms;
+    return t_ms < 0 ? elapsed_ms(m) : t_ms;
 }
 
 /* Refuses text that is not JSON (args, returns): the log prints it as JSON. */
@@ -70,16 +70,31 @@ static sqlite3_stmt *event_statement(store_mission *m, int which, double t_ms)
 
 /* ---- missions ----------------------------------------------------------- */
 
+/* The world a mission's sightings belong to (see store_mission_begin).
+ * FNV-1a: a stable name for the scene's text, not a security measure. */
+static void world_name(const store_mission_info *info, char *out, size_t outlen)
+{
+    if (info->scene_json) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (const unsigned char *p = (const unsigned char *)info->scene_json; *p; p++)
+            h = (h ^ *p) * 0x100000001b3ull;
+        snprintf(out, outlen, "scene:%016llx", (unsigned long long)h);
+    } else {
+        snprintf(out, outlen, "%s", info->drone && *info->drone ? info->drone : "default");
+    }
+}
+
 static int insert_mission(store *s, const store_mission_info *info, int64_t *id, char *err,
                           size_t errlen)
 {
-    char started[32], owner[160];
+    char started[32], owner[160], world[48];
     store_now_iso(started, sizeof started);
+    world_name(info, world, sizeof world);
     store_owner_self(s, owner, sizeof owner);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO missions(task, started, drone, model, seed, scene,"
-                           " params, replay_of, owner) VALUES (?,?,?,?,?,?,?,?,?)",
+                           " params, replay_of, owner, world) VALUES (?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, "cannot record the mission", err, errlen);
     store_bind_text(st, 1, info->task);
@@ -91,6 +106,7 @@ static int insert_mission(store *s, const store_mission_info *info, int64_t *id,
     store_bind_text(st, 7, info->params_json);
     if (info->replay_of > 0) sqlite3_bind_int64(st, 8, info->replay_of);
     store_bind_text(st, 9, owner);
+    store_bind_text(st, 10, world);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_db_error(s, "cannot record the mission", err, errlen);
@@ -136,7 +152,7 @@ store_mission *store_mission_begin(store *s, const store_mission_info *info, cha
         free(m);
         return NULL;
     }
-    clock_gettime(CLOCK_MONOTONIC, &m->t0);
+    m->t0_ms = clock_now_ms();
     return m;
 }
 
@@ -152,7 +168,7 @@ static int write_end(store_mission *m, store_status status, const char *error,
         store *s = m->s;
         char ended[32];
         store_now_iso(ended, sizeof ended);
-        double duration = elapsed_ms(&m->t0);
+        double duration = elapsed_ms(m);
         pthread_mutex_lock(&s->lock);
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(s->db,

@@ -122,6 +122,14 @@ static const char *const migrations[] = {
     "DROP TABLE missions;"
     "ALTER TABLE missions_v2 RENAME TO missions;"
     "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';",
+
+    /* 2 -> 3: a world per scene file (or per real drone), SPEC §12: objects
+     * seen in one world are never merged with another's. The world of
+     * missions and objects recorded before is unknown (NULL): they stay
+     * listed, and no new sighting merges into them. */
+    "ALTER TABLE missions ADD COLUMN world TEXT;"
+    "ALTER TABLE objects ADD COLUMN world TEXT;"
+    "CREATE INDEX objects_world_class ON objects(world, class);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

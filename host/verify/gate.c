@@ -1,6 +1,7 @@
 /* Plan verification in front of a flight (see gate.h). */
 #include "verify/gate.h"
 
+#include "drone/heading.h"
 #include "mission/runner.h"
 
 #include <math.h>
@@ -60,7 +61,7 @@ cJSON *verify_gate_refusal(verify_gate *g, const char *plan, size_t len, const c
     cJSON_AddNumberToObject(pose, "x", p->x);
     cJSON_AddNumberToObject(pose, "y", p->y);
     cJSON_AddNumberToObject(pose, "z", p->z);
-    cJSON_AddNumberToObject(pose, "yaw", fmod(fmod(p->yaw, 360) + 360, 360));
+    cJSON_AddNumberToObject(pose, "yaw", heading_wrap(p->yaw));
     runner_report_set(doc, "pose", pose);
     if (g->reports) cJSON_AddItemToObject(doc, "verify", g->reports);
     g->reports = NULL;

@@ -1,13 +1,13 @@
 /*
  * Opens the OpenCV module on first use (vision/cvmod.h) and forwards every
- * function of vision/opencv.h and web/web_frame.h to it.
+ * function of vision/opencv.h and vision/view.h to it.
  *
  * Where it is looked for, in order: $ALOFT_OPENCV_MODULE (then nowhere
  * else: the user asked for that file), beside the program (the build
  * directory), and in ../lib/aloft/ from the program (`make install`).
  */
 #include "vision/cvmod.h"
-#include "web/web_frame.h"
+#include "vision/view.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -182,9 +182,9 @@ int vision_video_write(const char *path, const vision_frame *frames, int n, doub
     return m ? m->video_write(path, frames, n, fps, err, errlen) : -1;
 }
 
-unsigned char *web_frame_jpeg(int width, int height, const vision_object *objs, int n,
-                              const char *caption, size_t *len, char *err, size_t errlen)
+unsigned char *vision_view_jpeg(int width, int height, const vision_object *objs, int n,
+                                const char *caption, size_t *len, char *err, size_t errlen)
 {
     const vision_cv_api *m = cv(err, errlen);
-    return m ? m->web_frame_jpeg(width, height, objs, n, caption, len, err, errlen) : NULL;
+    return m ? m->vision_view_jpeg(width, height, objs, n, caption, len, err, errlen) : NULL;
 }

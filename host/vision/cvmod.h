@@ -1,5 +1,5 @@
 /*
- * The OpenCV module: every function of vision/opencv.h and web/web_frame.h
+ * The OpenCV module: every function of vision/opencv.h and vision/view.h
  * is built into a shared object of its own, aloft-opencv.so, which the
  * program opens the first time one of them is called (host/vision/cvmod.c).
  * OpenCV pulls in some 250 shared libraries whose loading and initialisers
@@ -45,8 +45,8 @@ typedef struct vision_cv_api {
     void (*capture_close)(vision_capture *c);
     int (*video_write)(const char *path, const vision_frame *frames, int n, double fps, char *err,
                        size_t errlen);
-    unsigned char *(*web_frame_jpeg)(int width, int height, const vision_object *objs, int n,
-                                     const char *caption, size_t *len, char *err, size_t errlen);
+    unsigned char *(*vision_view_jpeg)(int width, int height, const vision_object *objs, int n,
+                                       const char *caption, size_t *len, char *err, size_t errlen);
 } vision_cv_api;
 
 typedef const vision_cv_api *(*vision_cv_api_fn)(void);

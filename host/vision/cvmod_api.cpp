@@ -2,7 +2,7 @@
 // the module's functions, which are hidden from everything else.
 extern "C" {
 #include "vision/cvmod.h"
-#include "web/web_frame.h"
+#include "vision/view.h"
 }
 
 extern "C" __attribute__((visibility("default"))) const vision_cv_api *aloft_opencv_api(void);
@@ -15,7 +15,7 @@ extern "C" const vision_cv_api *aloft_opencv_api(void)
         vision_net_load,    vision_net_forward,        vision_net_free,
         vision_hog_detect,  vision_capture_open,       vision_capture_read,
         vision_capture_fps, vision_capture_close,      vision_video_write,
-        web_frame_jpeg,
+        vision_view_jpeg,
     };
     return &api;
 }

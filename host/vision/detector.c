@@ -1,5 +1,6 @@
 #include "vision/detector.h"
 
+#include "clock.h"
 #include "vision/color.h"
 #include "vision/names.h"
 #include "vision/onnx_shape.h"
@@ -26,13 +27,6 @@ struct vision_detector {
     void *observe_ud;
     double infer_ms;
 };
-
-double vision_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 int vision_detector_kind_parse(const char *s, vision_detector_kind *kind)
 {
@@ -251,9 +245,9 @@ static int run_yolo(vision_detector *d, const vision_frame *f, vision_object *ou
     vision_letterbox lb;
     if (vision_letterbox_frame(f, d->in_w, d->in_h, d->blob, &lb, err, errlen) != 0) return -1;
     vision_tensor outs[MAX_OUTPUTS];
-    double t0 = vision_now_ms();
+    double t0 = clock_now_ms();
     int nt = vision_net_forward(d->net, d->blob, d->in_w, d->in_h, outs, MAX_OUTPUTS, err, errlen);
-    d->infer_ms = vision_now_ms() - t0;
+    d->infer_ms = clock_now_ms() - t0;
     if (nt < 0) return -1;
     d->boxes.n = 0;
     /* ONNX exports put the detections in their first output; later ones,
@@ -270,9 +264,9 @@ static int run_hog(vision_detector *d, const vision_frame *f, vision_object *out
                    char *err, size_t errlen)
 {
     vision_box boxes[VISION_MAX_OBJECTS];
-    double t0 = vision_now_ms();
+    double t0 = clock_now_ms();
     int n = vision_hog_detect(f, boxes, VISION_MAX_OBJECTS, err, errlen);
-    d->infer_ms = vision_now_ms() - t0;
+    d->infer_ms = clock_now_ms() - t0;
     if (n < 0) return -1;
     /* The SVM margin is unbounded; m / (1 + m) maps it into 0..1 so that the
      * same confidence threshold means something for every detector. */
@@ -290,9 +284,9 @@ int vision_detector_run(vision_detector *d, const vision_frame *f, vision_object
                         char *err, size_t errlen)
 {
     if (d->kind == VISION_DETECTOR_SIM) {
-        double t0 = vision_now_ms();
+        double t0 = clock_now_ms();
         int n = d->observe(d->observe_ud, out, max, err, errlen);
-        d->infer_ms = vision_now_ms() - t0;
+        d->infer_ms = clock_now_ms() - t0;
         return n;
     }
     if (!f || !f->bgr || f->w <= 0 || f->h <= 0) {

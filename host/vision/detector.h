@@ -82,7 +82,4 @@ double vision_detector_last_inference_ms(const vision_detector *d);
 
 void vision_detector_free(vision_detector *d);
 
-/* Monotonic milliseconds (CLOCK_MONOTONIC), the clock of frame times. */
-double vision_now_ms(void);
-
 #endif

@@ -19,7 +19,7 @@ extern "C" {
 typedef struct vision_frame {
     int w, h, stride;
     unsigned char *bgr; /* malloc'd, owned by the frame */
-    double t_ms;        /* capture time on the vision_now_ms clock */
+    double t_ms;        /* capture time on the clock_now_ms clock */
     long seq;           /* frame number within its source, from 1 */
 } vision_frame;
 

@@ -1,5 +1,6 @@
 #include "vision/pipeline.h"
 
+#include "clock.h"
 #include "vision/track.h"
 
 #include <errno.h>
@@ -89,13 +90,13 @@ static void *capture_main(void *arg)
     vision_frame f = {0};
     char err[256] = "";
     long seq = 1; /* frame 1 was read by vision_pipeline_open */
-    double t0 = vision_now_ms();
+    double t0 = clock_now_ms();
     for (;;) {
         /* Pace still images and video files; live sources block in read. */
         double period = p->is_still ? STILL_INTERVAL_MS : p->fps > 0 ? 1e3 / p->fps : 0;
         pthread_mutex_lock(&p->mu);
         if (period > 0)
-            while (!p->stop && vision_now_ms() < t0 + (double)seq * period)
+            while (!p->stop && clock_now_ms() < t0 + (double)seq * period)
                 wait_until(p, t0 + (double)seq * period);
         bool stop = p->stop;
         pthread_mutex_unlock(&p->mu);
@@ -111,7 +112,7 @@ static void *capture_main(void *arg)
             pthread_mutex_unlock(&p->mu);
             break;
         }
-        f.t_ms = vision_now_ms();
+        f.t_ms = clock_now_ms();
         f.seq = ++seq;
         publish_frame(p, &f);
     }
@@ -134,10 +135,10 @@ static void *vision_main(void *arg)
         p->slot_full = false;
         pthread_mutex_unlock(&p->mu);
 
-        double t0 = vision_now_ms();
+        double t0 = clock_now_ms();
         int n = vision_detector_run(p->det, &work, objs, VISION_MAX_OBJECTS, err, sizeof err);
         if (n >= 0) vision_tracker_update(p->tracker, objs, n);
-        double total = vision_now_ms() - t0, infer = vision_detector_last_inference_ms(p->det);
+        double total = clock_now_ms() - t0, infer = vision_detector_last_inference_ms(p->det);
 
         pthread_mutex_lock(&p->mu);
         p->stats.processed++;
@@ -211,7 +212,7 @@ static int open_source(vision_pipeline *p, const char *source, char *err, size_t
                     strspn(uri, "0123456789") != strlen(uri);
         if (file) p->fps = vision_capture_fps(p->cap) > 0 ? vision_capture_fps(p->cap) : 25;
     }
-    first.t_ms = vision_now_ms();
+    first.t_ms = clock_now_ms();
     first.seq = 1;
     publish_frame(p, &first);
     vision_frame_clear(&first);
@@ -271,7 +272,7 @@ void vision_pipeline_motion_ended(vision_pipeline *p)
 {
     pthread_mutex_lock(&p->mu);
     p->motion_marked = true;
-    p->motion_end_ms = vision_now_ms();
+    p->motion_end_ms = clock_now_ms();
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -285,7 +286,7 @@ static int observe_sim(vision_pipeline *p, vision_object *out, int max, double *
     if (n >= 0) {
         vision_tracker_update(p->tracker, p->result, n);
         p->n_result = n;
-        p->result_t = vision_now_ms();
+        p->result_t = clock_now_ms();
         p->result_seq++;
         if (t_capture) *t_capture = p->result_t;
         p->stats.processed++;
@@ -306,7 +307,7 @@ int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max, 
 {
     if (p->sim) return observe_sim(p, out, max, t_capture, err, errlen);
     pthread_mutex_lock(&p->mu);
-    double now = vision_now_ms();
+    double now = clock_now_ms();
     double after = p->motion_marked ? p->motion_end_ms : now;
     double deadline = now + p->timeout_ms;
     int n = -1;
@@ -326,7 +327,7 @@ int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max, 
                      p->source_error[0] ? p->source_error : "vision stopped");
             break;
         }
-        if (vision_now_ms() >= deadline) {
+        if (clock_now_ms() >= deadline) {
             snprintf(err, errlen,
                      "vision: no camera frame captured after the last motion within %d ms "
                      "(%s)",

@@ -1,6 +1,8 @@
 /* Connections counted per client (see web_conns.h). */
 #include "web/web_conns.h"
 
+#include "clock.h"
+
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,7 +13,7 @@ struct web_conn {
     web_conn *prev, *next; /* oldest first */
     int fd;
     unsigned char client[16]; /* the address: IPv4 mapped into IPv6 */
-    struct timespec since;    /* accepted, or its last request ended */
+    uint64_t since_ns;        /* accepted, or its last request ended (clock.h) */
     bool streaming;
     bool evicted; /* shut down, waiting for its close */
 };
@@ -51,11 +53,6 @@ static void client_key(const struct sockaddr *addr, unsigned char key[16])
     }
 }
 
-static bool earlier(struct timespec a, struct timespec b)
-{
-    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
-}
-
 /* The oldest idle connection (of CLIENT, or of anyone when NULL) and how
  * many idle ones there are. Evicted ones count no more. */
 static web_conn *oldest_idle(web_conns *t, const unsigned char *client, int *count)
@@ -65,7 +62,7 @@ static web_conn *oldest_idle(web_conns *t, const unsigned char *client, int *cou
     for (web_conn *c = t->head; c; c = c->next) {
         if (c->streaming || c->evicted || (client && memcmp(c->client, client, 16) != 0)) continue;
         ++*count;
-        if (!old || earlier(c->since, old->since)) old = c;
+        if (!old || c->since_ns < old->since_ns) old = c;
     }
     return old;
 }
@@ -85,7 +82,7 @@ web_conn *web_conns_opened(web_conns *t, int fd, const struct sockaddr *addr)
     if (!n) return NULL;
     n->fd = fd;
     client_key(addr, n->client);
-    clock_gettime(CLOCK_MONOTONIC, &n->since);
+    n->since_ns = clock_now_ns();
     pthread_mutex_lock(&t->lock);
     int count;
     web_conn *old = oldest_idle(t, n->client, &count);
@@ -139,7 +136,7 @@ void web_conns_request_done(web_conns *t, web_conn *c)
     if (!c) return;
     pthread_mutex_lock(&t->lock);
     c->streaming = false;
-    clock_gettime(CLOCK_MONOTONIC, &c->since);
+    c->since_ns = clock_now_ns();
     pthread_mutex_unlock(&t->lock);
 }
 

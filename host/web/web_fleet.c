@@ -7,7 +7,7 @@
 #include "llm/prompt.h"
 #include "mission/flight.h"
 #include "vision/objects.h"
-#include "web/web_frame.h"
+#include "vision/view.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -266,7 +266,7 @@ unsigned char *web_fleet_frame(web_fleet *f, int id, size_t *len, char *err, siz
     else
         snprintf(caption, sizeof caption, "drone %d  x:%.0f y:%.0f z:%.0f yaw:%.0f", id, p.x, p.y,
                  p.z, p.yaw);
-    return web_frame_jpeg(FRAME_W, FRAME_H, objs, n < 0 ? 0 : n, caption, len, err, errlen);
+    return vision_view_jpeg(FRAME_W, FRAME_H, objs, n < 0 ? 0 : n, caption, len, err, errlen);
 }
 
 cJSON *web_fleet_json(web_fleet *f)

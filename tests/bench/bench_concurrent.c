@@ -8,6 +8,8 @@
  *   bench_concurrent [OUT.json]      (SRC=source root, default ".")
  */
 #include "bench_out.h"
+#include "clock.h"
+#include "loader/loader.h"
 #include "mission/runner.h"
 #include "suite.h"
 
@@ -60,7 +62,7 @@ static double run(int threads, int rounds, long *failed)
 {
     pthread_t th[8];
     worker wk[8];
-    double t0 = skills_now_ms();
+    double t0 = clock_now_ms();
     for (int t = 0; t < threads; t++) {
         wk[t] = (worker){t, rounds, 0, 0};
         if (pthread_create(&th[t], NULL, work, &wk[t])) return 0;
@@ -71,7 +73,7 @@ static double run(int threads, int rounds, long *failed)
         flown += wk[t].flown;
         *failed += wk[t].failed;
     }
-    return flown / ((skills_now_ms() - t0) / 1000);
+    return flown / ((clock_now_ms() - t0) / 1000);
 }
 
 int main(int argc, char **argv)
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_concurrent: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    reg = registry_standard(NULL, 0, NULL, NULL);
+    reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg || !mkdtemp(pictures)) return 1;
     long failed = 0;
     run(1, 2, &failed); /* warm up */

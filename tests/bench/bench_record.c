@@ -16,7 +16,9 @@
  * at time scale 1, where the mission lasts its simulated time.
  */
 #include "bench_out.h"
+#include "clock.h"
 #include "cmd/cli.h"
+#include "loader/loader.h"
 #include "mission/record.h"
 #include "mission/runner.h"
 #include "suite.h"
@@ -45,7 +47,7 @@ static double sim_ms; /* simulated time of the last flight */
 static double fly(const setup *su, store *s, int64_t *id)
 {
     char err[512];
-    double t0 = skills_now_ms();
+    double t0 = clock_now_ms();
     store_mission *m = NULL;
     mission_record *rec = NULL;
     mission_world w;
@@ -76,7 +78,7 @@ static double fly(const setup *su, store *s, int64_t *id)
     cJSON_Delete(doc);
     sim_ms = mission_world_sim_s(&w) * 1000;
     mission_world_close(&w, true);
-    return skills_now_ms() - t0;
+    return clock_now_ms() - t0;
 }
 
 /* Store writes of mission ID: begin and end, each event, calls twice. */
@@ -126,9 +128,9 @@ static result measure(setup *setups, int n, const char *db, int flags, double mi
         fly(&setups[i], s, &id);
         setups[i].writes = count_writes(s, id);
     }
-    double plain = 0, recorded = 0, sim = 0, start = skills_now_ms();
+    double plain = 0, recorded = 0, sim = 0, start = clock_now_ms();
     long missions = 0;
-    while (skills_now_ms() - start < min_ms || missions < (long)rounds * n) {
+    while (clock_now_ms() - start < min_ms || missions < (long)rounds * n) {
         for (int i = 0; i < n; i++) {
             plain += fly(&setups[i], NULL, &id);
             recorded += fly(&setups[i], s, &id);
@@ -153,12 +155,12 @@ static double open_ms(const char *db)
     if (!s) die(db, err);
     store_close(s);
     int rounds = 200;
-    double t0 = skills_now_ms();
+    double t0 = clock_now_ms();
     for (int i = 0; i < rounds; i++) {
         if (!(s = store_open(db, 0, err, sizeof err))) die(db, err);
         store_close(s);
     }
-    double ms = (skills_now_ms() - t0) / rounds;
+    double ms = (clock_now_ms() - t0) / rounds;
     remove_db(db);
     return ms;
 }
@@ -175,7 +177,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_record: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    skill_registry *r = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *r = loader_standard(NULL, 0, NULL, NULL);
     if (!r || !mkdtemp(pictures)) return 1;
     reg = r;
 

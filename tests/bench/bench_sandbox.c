@@ -12,6 +12,7 @@
  */
 #include "bench_out.h"
 #include "sandbox/sandbox.h"
+#include "loader/loader.h"
 #include "skills/registry.h"
 #include "skills/skills.h"
 
@@ -66,7 +67,7 @@ static double min_of(double a, double b)
 
 int main(int argc, char **argv)
 {
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     char err[256];
 
     /* start-up */

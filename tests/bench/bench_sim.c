@@ -5,7 +5,9 @@
  *   bench_sim [OUT.json]      (SRC=source root, default ".")
  */
 #include "bench_out.h"
+#include "clock.h"
 #include "cmd/cli.h"
+#include "loader/loader.h"
 #include "mission/runner.h"
 #include "suite.h"
 
@@ -49,19 +51,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sim: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg || !mkdtemp(pictures)) return 1;
     /* Warm up, then fly the whole suite until at least a second has passed. */
     int failed = 0;
     for (int i = 0; i < n; i++)
         failed += !fly(reg, &setups[i]);
-    double t0 = skills_now_ms(), elapsed = 0;
+    double t0 = clock_now_ms(), elapsed = 0;
     long missions = 0;
     while (elapsed < 1000 || missions < 5L * n) {
         for (int i = 0; i < n; i++)
             fly(reg, &setups[i]);
         missions += n;
-        elapsed = skills_now_ms() - t0;
+        elapsed = clock_now_ms() - t0;
         suite_clean_dir(pictures);
     }
     double per_s = missions / (elapsed / 1000);

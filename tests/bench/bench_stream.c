@@ -18,6 +18,7 @@
  * source root as working directory's parent) to find the suite.
  */
 #include "../fake_llm.h"
+#include "loader/loader.h"
 #include "mission/controller.h"
 
 #include <dirent.h>
@@ -122,7 +123,7 @@ int main(int argc, char **argv)
     closedir(d);
     qsort(names, (size_t)nnames, sizeof *names, cmp_names);
 
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     char err[256];
     prompt_set *ps = prompt_load(NULL, err, sizeof err);
     if (!reg || !ps) {

@@ -15,6 +15,7 @@
  */
 #include "bench_out.h"
 #include "llm/prompt.h"
+#include "loader/loader.h"
 #include "minispec/minispec.h"
 #include "mission/runner.h"
 #include "suite.h"
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
     snprintf(crowded_scene, sizeof crowded_scene, "%.600s/tests/bench/crowded.scene.json", src);
     static setup setups[MAX_SETUPS];
     int n = find_setups(root, setups, MAX_SETUPS);
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     prompt_set *ps = prompt_load(NULL, err, sizeof err);
     if (n == 0 || !reg || !ps) {
         fprintf(stderr, "bench_tokens: no setups under %s, or %s\n", root, err);

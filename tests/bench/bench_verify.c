@@ -6,7 +6,9 @@
  *   bench_verify [OUT.json]      (SRC=source root, default ".")
  */
 #include "bench_out.h"
+#include "clock.h"
 #include "cmd/cli.h"
+#include "loader/loader.h"
 #include "skills/skills.h"
 #include "suite.h"
 #include "verify/verify.h"
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_verify: no benchmark setups under %s (set SRC)\n", root);
         return 1;
     }
-    skill_registry *reg = registry_standard(NULL, 0, NULL, NULL);
+    skill_registry *reg = loader_standard(NULL, 0, NULL, NULL);
     if (!reg) return 1;
     for (int i = 0; i < n; i++) {
         char err[512];
@@ -70,13 +72,13 @@ int main(int argc, char **argv)
         else
             failed += f;
     }
-    double t0 = skills_now_ms(), elapsed = 0;
+    double t0 = clock_now_ms(), elapsed = 0;
     long worlds = 0;
     while (elapsed < 1000 || worlds < 2L * n * WORLDS) {
         for (int i = 0; i < n; i++)
             verify_setup(reg, &setups[i], &scenes[i]);
         worlds += (long)n * WORLDS;
-        elapsed = skills_now_ms() - t0;
+        elapsed = clock_now_ms() - t0;
     }
     double per_s = worlds / (elapsed / 1000);
     printf("bench_verify: %d setups x %d worlds, %ld worlds in %.0f ms: %.0f worlds/s "

@@ -7,6 +7,7 @@
  * export, or a Darknet .cfg with its .weights beside it), with frames per
  * second. Prints a table on stderr and one JSON document on stdout.
  */
+#include "clock.h"
 #include "vision/color.h"
 #include "vision/detector.h"
 #include "vision/track.h"
@@ -24,7 +25,7 @@
 
 static double now(void)
 {
-    return vision_now_ms();
+    return clock_now_ms();
 }
 
 /* A frame with a dozen coloured blocks on a grey-green background. */

@@ -19,7 +19,7 @@
 #ifndef ALOFT_TESTS_TELLO_VIDEO_H
 #define ALOFT_TESTS_TELLO_VIDEO_H
 
-#include "drone/sim_paint.h"
+#include "vision/paint.h"
 #include "vision/opencv.h"
 
 #include <netinet/in.h>
@@ -99,9 +99,9 @@ static int tv_make_clip(const char *path, char *err, size_t errlen)
             rc = -1;
             break;
         }
-        sim_image img = {TV_W, TV_H, frames[k].bgr};
-        sim_paint_view(&img, NULL, 0, NULL);
-        sim_paint_rect(&img, (sim_rect){480, 360, 120, 120}, red, 0);
+        paint_image img = {TV_W, TV_H, frames[k].bgr};
+        paint_view(&img, NULL, 0, NULL);
+        paint_rect_draw(&img, (paint_rect){480, 360, 120, 120}, red, 0);
     }
     if (rc == 0) rc = vision_video_write(path, frames, FRAMES, TV_FPS, err, errlen);
     for (int k = 0; k < FRAMES; k++)

@@ -1,9 +1,9 @@
 /*
  * Camera frames for the web UI: a view drawn as an image with its detection
- * boxes and encoded as JPEG (host/web/web_frame.cpp, OpenCV).
+ * boxes and encoded as JPEG (host/vision/view_jpeg.cpp, OpenCV).
  */
-#ifndef ALOFT_WEB_FRAME_H
-#define ALOFT_WEB_FRAME_H
+#ifndef ALOFT_VISION_VIEW_H
+#define ALOFT_VISION_VIEW_H
 
 #include "vision/objects.h"
 
@@ -13,7 +13,7 @@
  * as filled boxes), then each of the N detections as an outlined box
  * labelled "name conf", and CAPTION (may be NULL) along the bottom. Returns
  * the JPEG bytes (malloc'd, *LEN of them), or NULL with a message. */
-unsigned char *web_frame_jpeg(int width, int height, const vision_object *objs, int n,
-                              const char *caption, size_t *len, char *err, size_t errlen);
+unsigned char *vision_view_jpeg(int width, int height, const vision_object *objs, int n,
+                                const char *caption, size_t *len, char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,4 @@
-// Camera frames for the web UI: the simulated view (drone/sim_paint.h)
+// Camera frames for the web UI: the simulated view (vision/paint.h)
 // with a detector's overlay, encoded as JPEG with OpenCV. Part of the OpenCV
 // module (vision/cvmod.h).
 #include <opencv2/imgcodecs.hpp>
@@ -11,8 +11,8 @@
 #include <vector>
 
 extern "C" {
-#include "drone/sim_paint.h"
-#include "web/web_frame.h"
+#include "vision/paint.h"
+#include "vision/view.h"
 }
 
 namespace
@@ -33,8 +33,9 @@ void label(cv::Mat &img, const char *text, cv::Point at, cv::Scalar color)
 
 } // namespace
 
-extern "C" unsigned char *web_frame_jpeg(int width, int height, const vision_object *objs, int n,
-                                         const char *caption, size_t *len, char *err, size_t errlen)
+extern "C" unsigned char *vision_view_jpeg(int width, int height, const vision_object *objs, int n,
+                                           const char *caption, size_t *len, char *err,
+                                           size_t errlen)
 {
     try {
         if (width < 1 || height < 1 || width > 8192 || height > 8192) {
@@ -43,12 +44,12 @@ extern "C" unsigned char *web_frame_jpeg(int width, int height, const vision_obj
         }
         n = std::clamp(n, 0, VISION_MAX_OBJECTS);
         cv::Mat img(height, width, CV_8UC3);
-        sim_image view = {width, height, img.data};
-        sim_paint_view(&view, objs, n, nullptr);
+        paint_image view = {width, height, img.data};
+        paint_view(&view, objs, n, nullptr);
         // The detections over it, as a detector's overlay.
         for (int i = 0; i < n; i++) {
             const vision_object &o = objs[i];
-            sim_rect b = sim_paint_box(&o, width, height);
+            paint_rect b = paint_box(&o, width, height);
             cv::Rect r(b.x, b.y, b.w, b.h);
             cv::rectangle(img, r, cv::Scalar(40, 230, 40), 2);
             char text[96];

@@ -1,7 +1,7 @@
 /*
  * The simulated view painted into a BGR buffer, in plain C so that a
  * simulated mission's take_picture needs no OpenCV (sim_picture.c writes it
- * as PNG with libpng); the web UI's camera (web/web_frame.cpp, in the
+ * as PNG with libpng); the web UI's camera (vision/view_jpeg.cpp, in the
  * OpenCV module) paints the same view before drawing its overlay.
  *
  * A sky/floor background and each detection as a box filled with its colour,
@@ -9,8 +9,8 @@
  * in a room) stay visible on top of it. Everything drawn is clipped to the
  * image.
  */
-#ifndef ALOFT_DRONE_SIM_PAINT_H
-#define ALOFT_DRONE_SIM_PAINT_H
+#ifndef ALOFT_VISION_PAINT_H
+#define ALOFT_VISION_PAINT_H
 
 #include "vision/objects.h"
 
@@ -19,38 +19,38 @@ extern "C" {
 #endif
 
 /* A WIDTH x HEIGHT image, 3 bytes (B, G, R) a pixel, rows of WIDTH * 3. */
-typedef struct sim_image {
+typedef struct paint_image {
     int w, h;
     unsigned char *bgr;
-} sim_image;
+} paint_image;
 
 /* A rectangle in pixels: top left, width and height (at least 1 each). */
-typedef struct sim_rect {
+typedef struct paint_rect {
     int x, y, w, h;
-} sim_rect;
+} paint_rect;
 
 /* The fill of a colour name as B, G, R; a neutral grey for names not listed. */
-void sim_paint_color(const char *name, unsigned char bgr[3]);
+void paint_color(const char *name, unsigned char bgr[3]);
 
 /* Object O's box in pixels of a WIDTH x HEIGHT image. */
-sim_rect sim_paint_box(const vision_object *o, int width, int height);
+paint_rect paint_box(const vision_object *o, int width, int height);
 
 /* Fills R (THICKNESS <= 0) or outlines it THICKNESS pixels wide, inside R. */
-void sim_paint_rect(sim_image *img, sim_rect r, const unsigned char bgr[3], int thickness);
+void paint_rect_draw(paint_image *img, paint_rect r, const unsigned char bgr[3], int thickness);
 
 /* Writes TEXT with its top left at (X, Y), each font pixel SCALE pixels
  * wide. Letters are drawn as capitals; a character the font lacks as '?'.
  * Returns the width drawn in pixels. */
-int sim_paint_text(sim_image *img, int x, int y, const char *text, const unsigned char bgr[3],
-                   int scale);
+int paint_text(paint_image *img, int x, int y, const char *text, const unsigned char bgr[3],
+               int scale);
 
 /* The width and height TEXT takes at SCALE. */
-void sim_paint_text_size(const char *text, int scale, int *w, int *h);
+void paint_text_size(const char *text, int scale, int *w, int *h);
 
 /* Paints the N objects OBJS over the background into IMG, whose buffer the
  * caller allocated. Writes the painting order (largest box first) to ORDER
  * (N entries; may be NULL) for callers that draw more over each box. */
-void sim_paint_view(sim_image *img, const vision_object *objs, int n, int *order);
+void paint_view(paint_image *img, const vision_object *objs, int n, int *order);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,10 @@
-/* The simulated view painted in C (host/drone/sim_paint.h) and written as
+/* The simulated view painted in C (host/vision/paint.h) and written as
  * PNG by libpng (sim_picture_encode): colours, the painting order, clipping
  * of boxes that leave the image or hold NaN, the font, and a PNG that the
  * OpenCV module reads back with the same pixels. */
 #include "check.h"
 #include "drone/sim.h"
-#include "drone/sim_paint.h"
+#include "vision/paint.h"
 #include "vision/opencv.h"
 
 #include <math.h>
@@ -15,7 +15,7 @@
 #define W 160
 #define H 120
 
-static const unsigned char *px(const sim_image *img, int x, int y)
+static const unsigned char *px(const paint_image *img, int x, int y)
 {
     return img->bgr + ((size_t)y * (size_t)img->w + (size_t)x) * 3;
 }
@@ -39,19 +39,19 @@ static void test_view(void)
 {
     static const unsigned char sky[3] = {235, 215, 190}, floor_[3] = {150, 170, 180};
     unsigned char red[3], white[3], grey[3];
-    sim_paint_color("red", red);
-    sim_paint_color("white", white);
-    sim_paint_color("no such colour", grey);
+    paint_color("red", red);
+    paint_color("white", white);
+    paint_color("no such colour", grey);
     CHECK(red[2] > red[0] && red[2] > red[1], "red is red in BGR: %d %d %d", red[0], red[1],
           red[2]);
     CHECK(!same(grey, red) && !same(grey, white), "an unknown colour is a neutral grey");
 
-    sim_image img = {W, H, malloc(W * H * 3)};
+    paint_image img = {W, H, malloc(W * H * 3)};
     /* The small red box is listed first but painted last (larger first). */
     vision_object objs[] = {obj("apple_1", "red", 0.5f, 0.5f, 0.1f, 0.1f),
                             obj("table_1", "white", 0.5f, 0.6f, 0.5f, 0.5f)};
     int order[2];
-    sim_paint_view(&img, objs, 2, order);
+    paint_view(&img, objs, 2, order);
     CHECK(order[0] == 1 && order[1] == 0, "larger first: %d %d", order[0], order[1]);
     CHECK(same(px(&img, 0, 0), sky), "sky at the top");
     CHECK(same(px(&img, 0, H - 1), floor_), "floor at the bottom");
@@ -63,24 +63,24 @@ static void test_view(void)
     vision_object odd[] = {
         obj("a", "red", -0.2f, 0.5f, 0.5f, 0.5f), obj("b", "red", 1.2f, 1.2f, 0.5f, 0.5f),
         obj("c", "red", NAN, NAN, NAN, NAN), obj("d", "red", 1e30f, -1e30f, 1e30f, 1e30f)};
-    sim_paint_view(&img, odd, 4, NULL);
+    paint_view(&img, odd, 4, NULL);
     CHECK(same(px(&img, 0, H / 2), red), "a box leaving on the left is painted up to the edge");
     CHECK(same(px(&img, W - 1, H - 1), red), "a box leaving at the bottom right too");
 
     /* Outlines are THICKNESS wide, inside the box. */
-    sim_paint_view(&img, NULL, 0, NULL);
-    sim_rect r = {10, 10, 20, 20};
-    sim_paint_rect(&img, r, red, 2);
+    paint_view(&img, NULL, 0, NULL);
+    paint_rect r = {10, 10, 20, 20};
+    paint_rect_draw(&img, r, red, 2);
     CHECK(same(px(&img, 10, 10), red) && same(px(&img, 11, 20), red), "the outline");
     CHECK(same(px(&img, 12, 20), sky) && same(px(&img, 20, 20), sky), "inside stays");
     CHECK(same(px(&img, 9, 9), sky) && same(px(&img, 30, 30), sky), "outside stays");
 
     /* Text: glyphs are drawn inside the size the text reports, and only there. */
-    sim_paint_view(&img, NULL, 0, NULL);
+    paint_view(&img, NULL, 0, NULL);
     int tw, th;
-    sim_paint_text_size("ab_1", 2, &tw, &th);
+    paint_text_size("ab_1", 2, &tw, &th);
     CHECK(tw == 4 * 12 - 2 && th == 14, "text size %dx%d", tw, th);
-    CHECK(sim_paint_text(&img, 5, 5, "ab_1", red, 2) == 4 * 12, "advance");
+    CHECK(paint_text(&img, 5, 5, "ab_1", red, 2) == 4 * 12, "advance");
     int inside = 0, outside = 0;
     for (int y = 0; y < H / 2; y++)
         for (int x = 0; x < W; x++) {
@@ -90,8 +90,8 @@ static void test_view(void)
     CHECK(inside > 40 && outside == 0, "text pixels: %d inside, %d outside", inside, outside);
     /* '_' is the bottom row of its cell, "a" and "A" look the same */
     CHECK(same(px(&img, 5 + 2 * 12, 5 + 13), red), "the underscore's bottom row");
-    sim_paint_view(&img, NULL, 0, NULL);
-    sim_paint_text(&img, W - 3, H - 3, "\x01\xff?", red, 3); /* clipped, unknown glyphs */
+    paint_view(&img, NULL, 0, NULL);
+    paint_text(&img, W - 3, H - 3, "\x01\xff?", red, 3); /* clipped, unknown glyphs */
     free(img.bgr);
 }
 
@@ -114,7 +114,7 @@ static void test_png(void)
     vision_frame fr = {0};
     CHECK(vision_image_read(path, &fr, err, sizeof err) == 0, "%s", err);
     unsigned char red[3];
-    sim_paint_color("red", red);
+    paint_color("red", red);
     CHECK(fr.w == W && fr.h == H, "size %dx%d", fr.w, fr.h);
     if (fr.bgr && fr.w == W && fr.h == H) {
         const unsigned char *c = fr.bgr + ((size_t)(0.75 * H) * fr.stride + (W / 2) * 3);

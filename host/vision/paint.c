@@ -1,8 +1,8 @@
 /*
- * The simulated view in plain C (sim_paint.h). The font is our own 5 x 7
+ * The simulated view in plain C (paint.h). The font is our own 5 x 7
  * pixel face: enough for object names ("apple_2"), numbers and captions.
  */
-#include "drone/sim_paint.h"
+#include "vision/paint.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -74,7 +74,7 @@ static const unsigned char *glyph(char c)
     return font[unknown].rows;
 }
 
-void sim_paint_color(const char *name, unsigned char bgr[3])
+void paint_color(const char *name, unsigned char bgr[3])
 {
     static const struct {
         const char *name;
@@ -102,17 +102,17 @@ static int to_px(double v)
     return (int)v;
 }
 
-sim_rect sim_paint_box(const vision_object *o, int width, int height)
+paint_rect paint_box(const vision_object *o, int width, int height)
 {
-    sim_rect r = {to_px((o->x - o->w / 2) * width), to_px((o->y - o->h / 2) * height),
-                  to_px(o->w * width), to_px(o->h * height)};
+    paint_rect r = {to_px((o->x - o->w / 2) * width), to_px((o->y - o->h / 2) * height),
+                    to_px(o->w * width), to_px(o->h * height)};
     if (r.w < 1) r.w = 1;
     if (r.h < 1) r.h = 1;
     return r;
 }
 
 /* Fills the pixels [x0, x1) x [y0, y1), clipped to the image. */
-static void fill(sim_image *img, long x0, long y0, long x1, long y1, const unsigned char bgr[3])
+static void fill(paint_image *img, long x0, long y0, long x1, long y1, const unsigned char bgr[3])
 {
     if (x0 < 0) x0 = 0;
     if (y0 < 0) y0 = 0;
@@ -125,7 +125,7 @@ static void fill(sim_image *img, long x0, long y0, long x1, long y1, const unsig
     }
 }
 
-void sim_paint_rect(sim_image *img, sim_rect r, const unsigned char bgr[3], int thickness)
+void paint_rect_draw(paint_image *img, paint_rect r, const unsigned char bgr[3], int thickness)
 {
     long x0 = r.x, y0 = r.y, x1 = (long)r.x + r.w, y1 = (long)r.y + r.h;
     if (thickness <= 0) {
@@ -138,15 +138,15 @@ void sim_paint_rect(sim_image *img, sim_rect r, const unsigned char bgr[3], int 
     fill(img, x1 - thickness, y0, x1, y1, bgr);
 }
 
-void sim_paint_text_size(const char *text, int scale, int *w, int *h)
+void paint_text_size(const char *text, int scale, int *w, int *h)
 {
     size_t n = strlen(text);
     *w = n ? (int)n * (FONT_W + 1) * scale - scale : 0;
     *h = FONT_H * scale;
 }
 
-int sim_paint_text(sim_image *img, int x, int y, const char *text, const unsigned char bgr[3],
-                   int scale)
+int paint_text(paint_image *img, int x, int y, const char *text, const unsigned char bgr[3],
+               int scale)
 {
     int x0 = x;
     for (const char *c = text; *c; c++) {
@@ -161,7 +161,7 @@ int sim_paint_text(sim_image *img, int x, int y, const char *text, const unsigne
     return x - x0;
 }
 
-void sim_paint_view(sim_image *img, const vision_object *objs, int n, int *order)
+void paint_view(paint_image *img, const vision_object *objs, int n, int *order)
 {
     static const unsigned char sky[3] = {235, 215, 190}, floor_[3] = {150, 170, 180};
     fill(img, 0, 0, img->w, img->h / 2, sky);
@@ -185,7 +185,7 @@ void sim_paint_view(sim_image *img, const vision_object *objs, int n, int *order
     }
     for (int i = 0; i < n; i++) {
         unsigned char c[3];
-        sim_paint_color(objs[ord[i]].color, c);
-        sim_paint_rect(img, sim_paint_box(&objs[ord[i]], img->w, img->h), c, 0);
+        paint_color(objs[ord[i]].color, c);
+        paint_rect_draw(img, paint_box(&objs[ord[i]], img->w, img->h), c, 0);
     }
 }
