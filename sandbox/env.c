@@ -94,11 +94,23 @@ static int readonly_newindex(lua_State *L)
                       lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?");
 }
 
-/* upvalues: the real table, next */
+/* The iterator pairs returns for a proxy; upvalue 1: the real table. It
+ * ignores its first argument (the proxy), so the real table is never handed
+ * to the script: pairs' usual triple (next, t, nil) would give it away. */
+static int readonly_next(lua_State *L)
+{
+    lua_settop(L, 2);
+    if (lua_next(L, lua_upvalueindex(1))) return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+/* __pairs of a proxy; upvalue 1: the iterator above. Returns (iterator,
+ * proxy, nil): every value the script gets back is the proxy's own. */
 static int readonly_pairs(lua_State *L)
 {
-    lua_pushvalue(L, lua_upvalueindex(2));
     lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
     lua_pushnil(L);
     return 3;
 }
@@ -119,10 +131,8 @@ void sandbox_env_make_readonly(lua_State *L)
     lua_pushcfunction(L, readonly_newindex);
     lua_setfield(L, -2, "__newindex");
     lua_pushvalue(L, real);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-    lua_getfield(L, -1, "next");
-    lua_remove(L, -2);
-    lua_pushcclosure(L, readonly_pairs, 2);
+    lua_pushcclosure(L, readonly_next, 1);
+    lua_pushcclosure(L, readonly_pairs, 1);
     lua_setfield(L, -2, "__pairs");
     lua_pushvalue(L, real);
     lua_pushcclosure(L, readonly_len, 1);
