@@ -348,6 +348,7 @@ sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const cha
         snprintf(err, errlen, "Lua stack exhausted");
         return SANDBOX_ERROR;
     }
+    if (sandbox_chunk_check(code, len, chunkname, err, errlen) != 0) return SANDBOX_ERROR;
     /* Text only: precompiled chunks could break the VM's invariants. */
     int rc = luaL_loadbufferx(L, code, len, chunkname, "t");
     if (rc != LUA_OK) {

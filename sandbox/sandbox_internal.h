@@ -32,4 +32,9 @@ void sandbox_charge(lua_State *L, uint64_t n);
  * through lauxlib, whose allocations Lua does not retry after collecting. */
 void sandbox_make_room(lua_State *L, size_t n);
 
+/* Refuses a chunk text that Lua 5.4.4 could not report an error in safely
+ * (chunk_check.c): returns 0, or -1 with "NAME:LINE: message" in ERR. */
+int sandbox_chunk_check(const char *code, size_t len, const char *chunkname, char *err,
+                        size_t errlen);
+
 #endif

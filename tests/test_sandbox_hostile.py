@@ -212,14 +212,26 @@ def check_usage_figures():
         fail(name, "got %r" % doc)
 
 
+def check_long_chain():
+    """Lua 5.4.4 bug 7923dbbf at the size that hangs or crashes it: refused
+    at load, at the default budgets, with a clear error."""
+    name = "chain of 300000 field accesses"
+    code = ("local a = setmetatable({}, {__index = function(t) return t end})\n"
+            "local x = a" + ".b" * 300000 + ".c + 1\n").encode()
+    rc, doc = run(["-"], name, stdin=code)
+    if doc and (rc != 1 or doc.get("limit") is not None or
+                "field accesses chained" not in (doc.get("error") or "")):
+        fail(name, "got %r" % doc)
+
+
 def main():
     files = sorted(f for f in os.listdir(HOSTILE) if f.endswith(".lua"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(check_case, files))
     for check in (check_timeout, check_timeout_with_pcall, check_cancel, check_output_cap,
-                  check_bytecode_file, check_usage_figures):
+                  check_bytecode_file, check_usage_figures, check_long_chain):
         check()
-    total = len(files) + 6
+    total = len(files) + 7
     for f in failures:
         print("FAIL", f)
     print("%d passed, %d failed" % (total - len(failures), len(failures)))
