@@ -39,6 +39,7 @@
 static int checked_call(lua_State *L)
 {
     sandbox_check(L);
+    sandbox_check_cstack(L);
     /* here, so that a bad argument names the function ('coroutine.close') */
     luaL_checktype(L, 1, LUA_TTHREAD);
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -77,6 +78,7 @@ static int wrapped(lua_State *L)
 {
     lua_State *co = lua_tothread(L, lua_upvalueindex(1));
     sandbox_check(L);
+    sandbox_check_cstack(L);
     int r = resume_co(L, co, lua_gettop(L));
     sandbox_check(L); /* a limit inside: raised here too (see checked_call) */
     if (r >= 0) return r;

@@ -32,6 +32,15 @@ void sandbox_charge(lua_State *L, uint64_t n);
  * through lauxlib, whose allocations Lua does not retry after collecting. */
 void sandbox_make_room(lua_State *L, size_t n);
 
+/* C stack a script may use below the host's entry into the VM. Lua's own
+ * limit of 200 nested C calls stays far below it (about 200 KiB); threads
+ * that run scripts have at least 2 MiB (glibc's smallest default). */
+#define SANDBOX_MAX_CSTACK (1024u * 1024u)
+
+/* Raises a plain error if the C stack is deeper than SANDBOX_MAX_CSTACK
+ * below where the host entered the VM (sandbox.c says why). */
+void sandbox_check_cstack(lua_State *L);
+
 /* Refuses a chunk text that Lua 5.4.4 could not report an error in safely
  * (chunk_check.c): returns 0, or -1 with "NAME:LINE: message" in ERR. */
 int sandbox_chunk_check(const char *code, size_t len, const char *chunkname, char *err,
