@@ -49,6 +49,18 @@ static int checked_call(lua_State *L)
     return lua_gettop(L);
 }
 
+/* coroutine.close: checked_call, refusing a coroutine suspended inside
+ * xpcall, which Lua 5.4.4 would close with a message handler taken from a
+ * stack slot its __close handlers overwrite (env.c, count_xpcall). */
+static int checked_close(lua_State *L)
+{
+    lua_State *co = lua_tothread(L, 1);
+    if (co && co != L && lua_status(co) == LUA_YIELD && sandbox_env_in_xpcall(L, co))
+        return luaL_error(L, "cannot close a coroutine suspended inside xpcall; "
+                             "resume it until the xpcall returns");
+    return checked_call(L);
+}
+
 /* Resumes CO with the NARG values on top of L; moves its results (returning
  * their count) or its error (returning -1) to L. As lcorolib's auxresume. */
 static int resume_co(lua_State *L, lua_State *co, int narg)
@@ -113,12 +125,12 @@ static int sandbox_wrap(lua_State *L)
 void sandbox_env_coroutine(lua_State *L, int co)
 {
     co = lua_absindex(L, co);
-    const char *const checked[] = {"close", "resume", NULL};
-    for (const char *const *n = checked; *n; n++) {
-        lua_getfield(L, co, *n);
-        lua_pushcclosure(L, checked_call, 1);
-        lua_setfield(L, co, *n);
-    }
+    lua_getfield(L, co, "close");
+    lua_pushcclosure(L, checked_close, 1);
+    lua_setfield(L, co, "close");
+    lua_getfield(L, co, "resume");
+    lua_pushcclosure(L, checked_call, 1);
+    lua_setfield(L, co, "resume");
     lua_pushcfunction(L, sandbox_wrap);
     lua_setfield(L, co, "wrap");
 }

@@ -15,6 +15,9 @@ void sandbox_env_new_chunk_env(lua_State *L, int base_idx);
  * run a dead coroutine's __close handlers without the hook (env_coroutine.c). */
 void sandbox_env_coroutine(lua_State *L, int co);
 
+/* True if the coroutine CO has an xpcall in progress (env.c says why). */
+bool sandbox_env_in_xpcall(lua_State *L, lua_State *co);
+
 /* Adds NAME = value on top of the stack (popped) to the base table at
  * BASE_IDX, bypassing its read-only guard. */
 void sandbox_env_set_base(lua_State *L, int base_idx, const char *name);
