@@ -22,6 +22,12 @@
  * and every plan of a mission runs in the same state), so a thread that died
  * in the hook can never meet a state that lets it be closed.
  *
+ * Two bugs of Lua 5.4.4 are fenced here too (docs/lua-bugs.md): closing a
+ * coroutine restarts its count of nested C calls, so these functions measure
+ * the C stack themselves (sandbox_check_cstack); and a coroutine suspended
+ * inside xpcall is closed with a stale message handler, so coroutine.close
+ * refuses one (checked_close).
+ *
  * The other ways to a thread's __close handlers run nothing: resuming a dead
  * coroutine is refused by lua_resume, collecting a thread closes only its
  * upvalues, and lua_close closes only the main thread's (on which sandbox_call
