@@ -30,7 +30,9 @@ path, nested) after the instruction limit, the time limit and a cancel, work
 spread over coroutines, memory bombs, finalizers, pathological patterns, huge unpack/
 select/table.move, C-stack bombs through metamethods, bytecode, every removed
 global, writes to _G/library tables/the string metatable/skills, forged limit
-messages and output floods. Further cases below: the wall-clock limit,
+messages and output floods, the known bugs of Lua 5.4.4 (lua_bug_*.lua,
+docs/lua-bugs.md) and every way to the tables behind the read-only proxies.
+Further cases below: the wall-clock limit,
 cancellation by Ctrl-C, the output cap, a bytecode file, usage figures.
 """
 import concurrent.futures
