@@ -94,11 +94,23 @@ static int readonly_newindex(lua_State *L)
                       lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?");
 }
 
-/* upvalues: the real table, next */
+/* The iterator pairs returns for a proxy; upvalue 1: the real table. It
+ * ignores its first argument (the proxy), so the real table is never handed
+ * to the script: pairs' usual triple (next, t, nil) would give it away. */
+static int readonly_next(lua_State *L)
+{
+    lua_settop(L, 2);
+    if (lua_next(L, lua_upvalueindex(1))) return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+/* __pairs of a proxy; upvalue 1: the iterator above. Returns (iterator,
+ * proxy, nil): every value the script gets back is the proxy's own. */
 static int readonly_pairs(lua_State *L)
 {
-    lua_pushvalue(L, lua_upvalueindex(2));
     lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
     lua_pushnil(L);
     return 3;
 }
@@ -119,10 +131,8 @@ void sandbox_env_make_readonly(lua_State *L)
     lua_pushcfunction(L, readonly_newindex);
     lua_setfield(L, -2, "__newindex");
     lua_pushvalue(L, real);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-    lua_getfield(L, -1, "next");
-    lua_remove(L, -2);
-    lua_pushcclosure(L, readonly_pairs, 2);
+    lua_pushcclosure(L, readonly_next, 1);
+    lua_pushcclosure(L, readonly_pairs, 1);
     lua_setfield(L, -2, "__pairs");
     lua_pushvalue(L, real);
     lua_pushcclosure(L, readonly_len, 1);
@@ -288,8 +298,59 @@ static int guarded_handler(lua_State *L)
     return 1;
 }
 
+/*
+ * A coroutine that yields inside xpcall keeps xpcall's message handler as
+ * its error function. Lua 5.4.4 closes such a coroutine with that setting
+ * still in place (fixed upstream in 3fe7be95), while its __close handlers
+ * reuse the stack slot the handler was in: a handler that stores a looping
+ * function there and raises an error has it run as the message handler,
+ * inside the error machinery, with no hook, past every budget and signal.
+ * So xpcall counts, per thread, the calls it has in progress, and
+ * coroutine.close refuses a coroutine suspended inside one
+ * (env_coroutine.c).
+ */
+static const char xpcalls_key = 'X'; /* weak table: thread -> xpcalls in progress */
+
+static void count_xpcall(lua_State *L, int delta)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &xpcalls_key) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_newtable(L);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &xpcalls_key);
+    }
+    lua_pushthread(L);
+    lua_Integer n = (lua_rawget(L, -2) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0) + delta;
+    lua_pop(L, 1);
+    lua_pushthread(L);
+    if (n > 0)
+        lua_pushinteger(L, n);
+    else
+        lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+bool sandbox_env_in_xpcall(lua_State *L, lua_State *co)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &xpcalls_key) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_pushthread(co);
+    lua_xmove(co, L, 1);
+    bool in = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    return in;
+}
+
 static int xpcall_finish(lua_State *L, int status, lua_KContext extra)
 {
+    count_xpcall(L, -1);
     if (status != LUA_OK && status != LUA_YIELD) {
         lua_pushboolean(L, 0);
         lua_pushvalue(L, -2);
@@ -309,6 +370,7 @@ static int sandbox_xpcall(lua_State *L)
     lua_pushboolean(L, 1);
     lua_pushvalue(L, 1);
     lua_rotate(L, 3, 2);
+    count_xpcall(L, 1);
     int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, xpcall_finish);
     return xpcall_finish(L, status, 2);
 }

@@ -22,6 +22,12 @@
  * and every plan of a mission runs in the same state), so a thread that died
  * in the hook can never meet a state that lets it be closed.
  *
+ * Two bugs of Lua 5.4.4 are fenced here too (docs/lua-bugs.md): closing a
+ * coroutine restarts its count of nested C calls, so these functions measure
+ * the C stack themselves (sandbox_check_cstack); and a coroutine suspended
+ * inside xpcall is closed with a stale message handler, so coroutine.close
+ * refuses one (checked_close).
+ *
  * The other ways to a thread's __close handlers run nothing: resuming a dead
  * coroutine is refused by lua_resume, collecting a thread closes only its
  * upvalues, and lua_close closes only the main thread's (on which sandbox_call
@@ -39,6 +45,7 @@
 static int checked_call(lua_State *L)
 {
     sandbox_check(L);
+    sandbox_check_cstack(L);
     /* here, so that a bad argument names the function ('coroutine.close') */
     luaL_checktype(L, 1, LUA_TTHREAD);
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -46,6 +53,18 @@ static int checked_call(lua_State *L)
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     sandbox_check(L);
     return lua_gettop(L);
+}
+
+/* coroutine.close: checked_call, refusing a coroutine suspended inside
+ * xpcall, which Lua 5.4.4 would close with a message handler taken from a
+ * stack slot its __close handlers overwrite (env.c, count_xpcall). */
+static int checked_close(lua_State *L)
+{
+    lua_State *co = lua_tothread(L, 1);
+    if (co && co != L && lua_status(co) == LUA_YIELD && sandbox_env_in_xpcall(L, co))
+        return luaL_error(L, "cannot close a coroutine suspended inside xpcall; "
+                             "resume it until the xpcall returns");
+    return checked_call(L);
 }
 
 /* Resumes CO with the NARG values on top of L; moves its results (returning
@@ -77,6 +96,7 @@ static int wrapped(lua_State *L)
 {
     lua_State *co = lua_tothread(L, lua_upvalueindex(1));
     sandbox_check(L);
+    sandbox_check_cstack(L);
     int r = resume_co(L, co, lua_gettop(L));
     sandbox_check(L); /* a limit inside: raised here too (see checked_call) */
     if (r >= 0) return r;
@@ -111,12 +131,12 @@ static int sandbox_wrap(lua_State *L)
 void sandbox_env_coroutine(lua_State *L, int co)
 {
     co = lua_absindex(L, co);
-    const char *const checked[] = {"close", "resume", NULL};
-    for (const char *const *n = checked; *n; n++) {
-        lua_getfield(L, co, *n);
-        lua_pushcclosure(L, checked_call, 1);
-        lua_setfield(L, co, *n);
-    }
+    lua_getfield(L, co, "close");
+    lua_pushcclosure(L, checked_close, 1);
+    lua_setfield(L, co, "close");
+    lua_getfield(L, co, "resume");
+    lua_pushcclosure(L, checked_call, 1);
+    lua_setfield(L, co, "resume");
     lua_pushcfunction(L, sandbox_wrap);
     lua_setfield(L, co, "wrap");
 }

@@ -47,6 +47,11 @@ struct sandbox {
 
     int base_ref; /* registry reference of the base environment */
 
+    /* The C stack where the host entered the VM (outermost sandbox_call),
+     * for sandbox_check_cstack; 0 outside any call. */
+    uintptr_t cstack_base;
+    int call_depth;
+
     char *out;
     size_t out_len;
     bool out_truncated;
@@ -162,6 +167,23 @@ void sandbox_make_room(lua_State *L, size_t n)
 {
     sandbox *sb = sandbox_from_lua(L);
     if (sb->mem_used + n > sb->lim.max_memory) lua_gc(L, LUA_GCCOLLECT);
+}
+
+/*
+ * Lua counts nested C calls per thread and stops at 200, but Lua 5.4.4
+ * restarts the count of a coroutine that is being closed (fixed upstream in
+ * 1e64c139): a __close handler that closes another coroutine, whose handler
+ * closes another, recurses in C without bound and overflows the stack. So
+ * the functions that close coroutines (and resume them, which can lead to a
+ * close) measure the C stack itself.
+ */
+void sandbox_check_cstack(lua_State *L)
+{
+    sandbox *sb = sandbox_from_lua(L);
+    char here;
+    if (sb->cstack_base && sb->cstack_base - (uintptr_t)&here > SANDBOX_MAX_CSTACK)
+        luaL_error(L,
+                   "C stack overflow: coroutines closed from __close handlers nested too deeply");
 }
 
 void sandbox_check(lua_State *L)
@@ -364,6 +386,7 @@ sandbox_status sandbox_load(sandbox *sb, const char *code, size_t len, const cha
         snprintf(err, errlen, "Lua stack exhausted");
         return SANDBOX_ERROR;
     }
+    if (sandbox_chunk_check(code, len, chunkname, err, errlen) != 0) return SANDBOX_ERROR;
     /* Text only: precompiled chunks could break the VM's invariants. */
     int rc = luaL_loadbufferx(L, code, len, chunkname, "t");
     if (rc != LUA_OK) return load_failed(sb, err, errlen);
@@ -504,7 +527,10 @@ sandbox_status sandbox_call(sandbox *sb, int nargs, int nresults, char *err, siz
         return sb->poison;
     }
     int base = lua_gettop(L) - nargs - 1;
+    /* The stack grows down on every platform Debian runs aloft on. */
+    if (sb->call_depth++ == 0) sb->cstack_base = (uintptr_t)__builtin_frame_address(0);
     int rc = lua_pcall(L, nargs, nresults, 0);
+    if (--sb->call_depth == 0) sb->cstack_base = 0;
     if (rc == LUA_OK && sb->poison == SANDBOX_OK) return SANDBOX_OK;
     /* A limit that tripped without reaching the top (a skill refused to act
      * and the script caught the error): the results do not count. */

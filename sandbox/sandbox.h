@@ -32,6 +32,9 @@
 #define SANDBOX_DEFAULT_TIMEOUT_MS 300000ull
 #define SANDBOX_MAX_TIMEOUT_MS 3153600000000ull /* 100 years: longer limits are cut to it */
 #define SANDBOX_DEFAULT_OUTPUT (64u * 1024u)
+/* Field accesses one expression may chain (`a.b.c`: 2); more is refused at
+ * load (sandbox/chunk_check.c says why). */
+#define SANDBOX_MAX_CHAIN 200
 
 typedef struct sandbox_limits {
     uint64_t max_instructions; /* 0 = default */

@@ -187,6 +187,37 @@ static void test_output_is_capped(void)
     sandbox_free(sb);
 }
 
+/* pairs on a read-only proxy used to return the table behind it, and a
+ * write through that changed the library for every later chunk. */
+static void test_proxies_keep_their_tables(void)
+{
+    char err[256];
+    sandbox *sb = sandbox_new(NULL, err, sizeof err);
+    lua_State *L = sandbox_lua(sb);
+    lua_newtable(L);
+    lua_pushinteger(L, 7);
+    lua_setfield(L, -2, "seven");
+    sandbox_set_global_table(sb, "runtime");
+    const char *attack =
+        "local f = function() return 'EVIL' end\n"
+        "for _, p in ipairs({string, table, math, utf8, coroutine, os, runtime}) do\n"
+        "  for _, v in ipairs({select(2, pairs(p)), (next(p))}) do\n"
+        "    if type(v) == 'table' and not rawequal(v, p) then\n"
+        "      pcall(rawset, v, 'upper', f); pcall(rawset, v, 'seven', f)\n"
+        "      pcall(rawset, v, 'floor', f); pcall(rawset, v, 'insert', f)\n"
+        "    end\n"
+        "  end\n"
+        "end";
+    CHECK(run(sb, attack, err, sizeof err) == SANDBOX_OK, "%s", err);
+    CHECK(run(sb,
+              "assert(string.upper('a') == 'A' and ('a'):upper() == 'A')\n"
+              "assert(math.floor(1.5) == 1 and type(table.insert) == 'function')\n"
+              "assert(runtime.seven == 7)",
+              err, sizeof err) == SANDBOX_OK,
+          "a later chunk sees a changed library: %s", err);
+    sandbox_free(sb);
+}
+
 int main(void)
 {
     test_cancel_from_another_thread();
@@ -199,6 +230,7 @@ int main(void)
     test_host_globals_are_read_only();
     test_limit_error_identity();
     test_output_is_capped();
+    test_proxies_keep_their_tables();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     else
