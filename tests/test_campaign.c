@@ -134,6 +134,24 @@ static int replay_regressions(void)
     return broken;
 }
 
+/* Found by the campaign: string.rep's copy was not charged, so a loop of
+ * big reps ran for minutes on a few thousand instructions. It must now end
+ * on the instruction budget, long before its 200 copies of 8 MB. */
+static int test_rep_is_charged(void)
+{
+    sandbox_limits lim = {.max_instructions = 1000000};
+    char err[256];
+    sandbox *sb = sandbox_new(&lim, err, sizeof err);
+    if (!sb) return fprintf(stderr, "sandbox: %s\n", err), 1;
+    const char *code = "for i = 1, 200 do local s = string.rep('x', 8000000) end";
+    sandbox_status st = sandbox_run(sb, code, strlen(code), "=rep", err, sizeof err);
+    sandbox_free(sb);
+    if (st == SANDBOX_INSTRUCTIONS) return 0;
+    fprintf(stderr, "campaign: 200 reps of 8 MB ended %s, not on the instruction budget\n",
+            sandbox_status_name(st));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -156,7 +174,7 @@ int main(int argc, char **argv)
         rc = 0;
     } else if (argc == 1) {
         /* The fixed list: small enough for the ASan build in a few seconds. */
-        rc = replay_regressions() | run_seeds(1, 150);
+        rc = test_rep_is_charged() | replay_regressions() | run_seeds(1, 150);
     } else {
         fprintf(stderr, "usage: test_campaign [--seconds S | --seeds FIRST COUNT | --replay FILE"
                         " | --print SEED plan|lua]\n");

@@ -314,9 +314,12 @@ static void gen_operand(plan_gen *g, skill_type want, int depth)
         return;
     }
     if (c == 2 && depth < 3) {
-        /* A call used for its value (any skill returns a value the checker
-         * cannot type: fine for every argument). */
-        gen_call_v2(g, pick_skill(g), depth);
+        /* A call used for its value: the checker knows what a skill
+         * returns, so a number's place takes no skill returning text. */
+        const skill *s = pick_skill(g);
+        if (want != SKILL_T_ANY && want != SKILL_T_STR && s->returns == SKILL_T_STR)
+            s = registry_find(g->reg, "is_visible", 10);
+        gen_call_v2(g, s, depth);
         return;
     }
     if (c == 3 && depth < 3) {
@@ -582,7 +585,7 @@ static void lua_statement(lua_gen *g, int depth)
         static const char *const lib[] = {
             "string.rep('ab', 100000)",
             "string.rep('x', 1 << 40)",
-            "string.rep('x', 300000, ',')",
+            "string.rep('x', 3000, ',')",
             "table.concat({1, 2, 3}, string.rep('-', 10000))",
             "table.unpack({}, 1, 1e7)",
             "table.unpack({1, 2, 3}, -2^31, 2^31)",
@@ -625,7 +628,9 @@ static void lua_statement(lua_gen *g, int depth)
         if (camp_chance(g->r, 50))
             ladd(g, "for i = 1, 20 do pcall(function() while true do end end) end\n");
         else if (camp_chance(g->r, 50))
-            ladd(g, "do local t = {} for i = 1, 1e7 do t[i] = string.rep('m', 64) .. i end end\n");
+            ladd(g, "do local t = {} for i = 1, 1e7 do t[i] = i .. 'm' end end\n");
+        else if (camp_chance(g->r, 50))
+            ladd(g, "for i = 1, 1e6 do local s = string.rep('x', 1e6) end\n");
         else
             ladd(g, "do local s = 'x' for i = 1, 40 do s = s .. s end end\n");
         break;
@@ -641,7 +646,8 @@ static void lua_statement(lua_gen *g, int depth)
         break;
     case 12:
         camp_text_printf(g->out, "log(string.rep('%c', %u))\nprint(1, nil, {})\n",
-                         'a' + (int)camp_pick(g->r, 26), camp_pick(g->r, 70000));
+                         'a' + (int)camp_pick(g->r, 26),
+                         camp_chance(g->r, 10) ? 70000 : camp_pick(g->r, 300));
         break;
     default: gen_lua_call(g); break;
     }
@@ -689,6 +695,11 @@ void camp_gen_scene(camp_rng *r, camp_text *out)
                      " \"max_move\": %.0f, \"battery_reserve\": %u},\n",
                      radius, min_z, max_z, camp_chance(r, 30) ? 1 : uniform(r, 1, 1000),
                      camp_pick(r, 30));
+    /* Small frames mostly: take_picture encodes a PNG of the view, which
+     * would cost more than the rest of a mission. */
+    unsigned w = camp_chance(r, 2) ? 960 : 16 + camp_pick(r, 48);
+    camp_text_printf(out, " \"camera\": {\"width\": %u, \"height\": %u, \"hfov\": %.1f},\n", w,
+                     w * 3 / 4 < 16 ? 16 : w * 3 / 4, uniform(r, 1, 179));
     camp_text_printf(out, " \"noise\": {\"position_cm\": %.1f, \"miss_rate\": %.2f},\n",
                      camp_chance(r, 50) ? 0 : uniform(r, 0, 40),
                      camp_chance(r, 50) ? 0 : uniform(r, 0, 1));
