@@ -372,6 +372,11 @@ static sandbox_status run_streamed(flight *f, const camp_env *env, ending *e)
     return st;
 }
 
+static bool is_limit(sandbox_status st)
+{
+    return st == SANDBOX_INSTRUCTIONS || st == SANDBOX_MEMORY || st == SANDBOX_TIMEOUT;
+}
+
 /* Checks the budget and tripped invariants at the end of a run. */
 static void check_end(flight *f, sandbox_status st, double wall_ms)
 {
@@ -379,9 +384,10 @@ static void check_end(flight *f, sandbox_status st, double wall_ms)
     uint64_t budget = l->max_instructions ? l->max_instructions : SANDBOX_DEFAULT_INSTRUCTIONS;
     sandbox_usage u = sandbox_get_usage(f->sb);
     /* A library call charges its work in one go before doing it (a big
-     * string.rep, table.move): the count may then pass the budget, but
-     * the run must have stopped right there, on the instruction limit. */
-    if (u.instructions > budget + SANDBOX_HOOK_STEP && st != SANDBOX_INSTRUCTIONS)
+     * string.rep, table.move), and a poisoned VM counts every instruction
+     * it refuses while unwinding: the count may then pass the budget, but
+     * only when the run stopped on a limit. */
+    if (u.instructions > budget + SANDBOX_HOOK_STEP && !is_limit(st))
         breaks(f, "budget: %llu instructions ran, the budget is %llu, and the run ended %s",
                (unsigned long long)u.instructions, (unsigned long long)budget,
                sandbox_status_name(st));
@@ -396,11 +402,6 @@ static void check_end(flight *f, sandbox_status st, double wall_ms)
     drone_state ds;
     f->sim->ops->get_state(f->sim, &ds);
     sample(f, &ds.pose, "at the end");
-}
-
-static bool is_limit(sandbox_status st)
-{
-    return st == SANDBOX_INSTRUCTIONS || st == SANDBOX_MEMORY || st == SANDBOX_TIMEOUT;
 }
 
 /* Flies C once (streamed or whole); fills E and TRACE (taken). Returns 1

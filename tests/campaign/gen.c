@@ -273,8 +273,13 @@ static void gen_call_v2(plan_gen *g, const skill *s, int depth)
     add(g, skill_name(g, s));
     int nargs = s->min_args + (int)camp_pick(g->r, (unsigned)(s->nargs - s->min_args + 1));
     if (nargs == 0) {
-        /* `p` alone means take_picture; `p()` is avoided for the same reason. */
-        if (strcmp(s->name, "probe") != 0 && camp_chance(g->r, 30)) add(g, "()");
+        /* `p` alone means take_picture; `p()` is avoided for the same reason.
+         * Inside an argument list a bare name is a string (`hop(approach)`
+         * passes 'approach'): a call there needs its parentheses. */
+        if (strcmp(s->name, "probe") != 0 && (depth > 0 || camp_chance(g->r, 30)))
+            add(g, "()");
+        else if (depth > 0)
+            add(g, "(\"q\")");
         return;
     }
     add(g, "(");
