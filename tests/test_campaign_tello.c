@@ -150,7 +150,7 @@ int main(int argc, char **argv)
     reg = camp_registry();
     if (!reg) return 1;
     uint64_t first = argc == 4 ? strtoull(argv[2], NULL, 10) : 1;
-    long count = argc == 4 ? atol(argv[3]) : 12;
+    long count = argc == 4 ? atol(argv[3]) : 6;
     for (long i = 0; i < count; i++)
         fly_seed(first + (uint64_t)i);
     registry_free(reg);
