@@ -242,11 +242,12 @@ static int sandbox_rep(lua_State *L)
         return luaL_error(L, "resulting string too large");
     size_t total = (size_t)n * ls + (size_t)(n - 1) * lsep;
     sandbox_make_room(L, total);
-    /* The copy is work the hook never sees: charge it (a byte is ~1/32 of
-     * an instruction), or a loop of big reps burns CPU for minutes. */
-    sandbox_charge(L, total / 32);
     luaL_Buffer b;
     char *p = luaL_buffinitsize(L, &b, total);
+    /* The copy is work the hook never sees: charge it once the memory is
+     * there (one instruction per 256 bytes), or a loop of big reps burns
+     * CPU for minutes on a few thousand instructions. */
+    sandbox_charge(L, total / 256);
     for (lua_Integer i = 0; i < n; i++) {
         memcpy(p, s, ls);
         p += ls;
