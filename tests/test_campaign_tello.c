@@ -124,9 +124,9 @@ static void fly_seed(uint64_t seed)
             if (st == SANDBOX_OK) st = sandbox_call(sb, 0, 1, err, sizeof err);
             /* The sandbox's 8 s, its 1 s grace, and a second for a machine
              * shared with other heavy jobs. */
-            if (getenv("CAMPAIGN_VERBOSE"))
-                printf("seed %llu: %s %s (%d motions passed)\n", (unsigned long long)seed,
-                       sandbox_status_name(st), err, constraints_get_stats(guard).passed);
+            /* One line a seed, so that a run that hangs shows where. */
+            printf("seed %llu: %s %s (%d motions passed)\n", (unsigned long long)seed,
+                   sandbox_status_name(st), err, constraints_get_stats(guard).passed);
             CHECK(harness_now_ms() - t0 < 8000 + 2000, "seed %llu: ran %.0f ms",
                   (unsigned long long)seed, harness_now_ms() - t0);
         }
@@ -134,7 +134,7 @@ static void fly_seed(uint64_t seed)
         sandbox_free(sb);
         guard->ops->hover(guard);
         guard->ops->land(guard, err, sizeof err);
-    } else if (getenv("CAMPAIGN_VERBOSE")) {
+    } else {
         printf("seed %llu: not flown: %s\n", (unsigned long long)seed, err);
     }
     guard->ops->destroy(guard);
