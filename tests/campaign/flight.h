@@ -25,8 +25,10 @@
  * Wind is left out of the scenes: without the flight lifecycle's position
  * watch (outside this harness) a wind may legitimately carry the drone out.
  *
- * The only use of the mission layer is in adapter.c (none today): the
- * harness builds its world from the driver, guard, sandbox and skills.
+ * The harness uses nothing of the mission layer (host/mission): it builds
+ * its world from the simulator, the guard, the sandbox, the skills and the
+ * MiniSpec compiler and stream executor, so the flight lifecycle can change
+ * under it.
  */
 #ifndef ALOFT_CAMPAIGN_FLIGHT_H
 #define ALOFT_CAMPAIGN_FLIGHT_H
