@@ -18,9 +18,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static camp_env env;
 
+/* libFuzzer ends the process with exit(): remove the scratch directory. */
+static void close_env(void)
+{
+    camp_env_close(&env);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!env.reg && camp_env_open(&env)) abort();
+    if (!env.reg) {
+        if (camp_env_open(&env)) abort();
+        atexit(close_env);
+    }
     if (size > 4096) return 0;
     camp_rng r;
     camp_rng_bytes(&r, data, size);
