@@ -4,7 +4,13 @@
 # copy of its seed corpus (tests/fuzz/corpus_NAME for fuzz_NAME), so the
 # corpus in the source tree is never modified. Exits 1 if any fuzzer finds
 # a crash, a leak or a broken property; its reproducer is kept in
-# build-fuzz/fuzz-artifacts/.
+# build-fuzz/fuzz-artifacts/. For each it prints executions, executions per
+# second and, at the end, the totals.
+#
+# The safety campaign's harnesses (fuzz_plan_flight, fuzz_lua_flight) also
+# leave a shrunk reproducer there, campaign-*.txt (plan or script, scene,
+# seed, budgets); replay one with
+#   build/test_campaign --replay build-fuzz/fuzz-artifacts/campaign-....txt
 set -euo pipefail
 
 seconds=${1:-60}
@@ -22,6 +28,8 @@ per=$((seconds / ${#fuzzers[@]}))
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 status=0
+total_execs=0
+total_secs=0
 for f in "${fuzzers[@]}"; do
     name=$(basename "$f")
     work="$scratch/$name"
@@ -29,9 +37,17 @@ for f in "${fuzzers[@]}"; do
     seeds="$root/tests/fuzz/corpus_${name#fuzz_}"
     [ -d "$seeds" ] && cp -R "$seeds/." "$work/corpus/"
     echo "fuzz: $name for ${per}s ($(ls "$work/corpus" | wc -l) seeds)"
-    if "$f" -max_total_time="$per" -timeout=20 -artifact_prefix="$work/artifacts/" \
-        -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1; then
-        grep -E '^stat::number_of_executed_units|^Done' "$work/log" | sed "s/^/fuzz: $name: /" || true
+    start=$(date +%s.%N)
+    if ALOFT_CAMPAIGN_OUT="$work/artifacts" "$f" -max_total_time="$per" -timeout=20 \
+        -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/corpus" \
+        >"$work/log" 2>&1; then
+        secs=$(awk "BEGIN { print $(date +%s.%N) - $start }")
+        execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
+        execs=${execs:-0}
+        total_execs=$((total_execs + execs))
+        total_secs=$(awk "BEGIN { print $total_secs + $secs }")
+        printf 'fuzz: %s: %d executions in %.0f s: %.0f executions/s\n' "$name" "$execs" \
+            "$secs" "$(awk "BEGIN { print $execs / ($secs + 0.001) }")"
     else
         echo "fuzz: $name FAILED; last output:" >&2
         tail -n 40 "$work/log" >&2
@@ -41,4 +57,6 @@ for f in "${fuzzers[@]}"; do
         status=1
     fi
 done
+printf 'fuzz: total: %d executions in %.0f s: %.0f executions/s\n' "$total_execs" "$total_secs" \
+    "$(awk "BEGIN { print $total_execs / ($total_secs + 0.001) }")"
 exit $status
