@@ -28,7 +28,7 @@ static const char usage[] =
     "Fly one mission. With --plan, run a MiniSpec plan as written; progress\n"
     "(every skill call with the simulated time) goes to stderr.\n"
     "\n"
-    "  --scene FILE          the simulated world (SPEC scene file); with a Tello,\n"
+    "  --scene FILE          the simulated world (docs/scene.md); with a Tello,\n"
     "                        optional: its limits (else the default limits)\n"
     "  --drone sim|tello[:HOST]  fly the simulator (default) or a Tello (default\n"
     "                        address 192.168.10.1): connect, battery check,\n"
