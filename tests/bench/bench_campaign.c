@@ -10,6 +10,7 @@
 #include "../campaign/gen.c"
 #include "../campaign/repro.c"
 #include "bench_out.h"
+#include "clock.h"
 
 #include <time.h>
 
@@ -45,11 +46,11 @@ int main(int argc, char **argv)
     for (uint64_t s = 0; s < 200; s++) /* warm-up */
         broken += bench_fly(&env, s);
     long runs0 = env.runs;
-    double t0 = cpu_s(), wall0 = skills_now_ms();
+    double t0 = cpu_s(), wall0 = clock_now_ms();
     uint64_t seed = 1000;
     while (cpu_s() - t0 < 2.0)
         broken += bench_fly(&env, seed++);
-    double cpu = cpu_s() - t0, wall = (skills_now_ms() - wall0) / 1000;
+    double cpu = cpu_s() - t0, wall = (clock_now_ms() - wall0) / 1000;
     long missions = env.runs - runs0;
     double per_s = missions / cpu;
     printf("bench_campaign: %ld generated missions (%llu cases) in %.2f CPU s (%.2f s wall): "

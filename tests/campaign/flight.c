@@ -448,8 +448,7 @@ static int check_verify(camp_env *env, const camp_case *c, char *why, size_t why
                       .worlds = 2,
                       .seed = c->seed,
                       .limits = c->limits,
-                      .max_loop = c->max_loop,
-                      .picture_dir = env->pictures};
+                      .max_loop = c->max_loop};
     /* Only without a wall-clock limit that could trip in one and not the
      * other: verification flies at instant time, so a generous one. */
     vo.limits.timeout_ms = 60000;

@@ -7,6 +7,8 @@
  */
 #include "gen.h"
 
+#include "loader/loader.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,20 +127,20 @@ skill_registry *camp_registry(void)
 {
     skill_registry *reg = registry_new();
     char err[512];
-    if (!reg || registry_add_builtins(reg, err, sizeof err)) {
+    if (!reg || loader_add_builtins(reg, err, sizeof err)) {
         fprintf(stderr, "campaign: built-in skills: %s\n", err);
         registry_free(reg);
         return NULL;
     }
     for (int i = 0; camp_user_skills[i]; i++) {
         const char *src = camp_user_skills[i];
-        if (registry_load_source(reg, "campaign", src, strlen(src), false, err, sizeof err)) {
+        if (loader_load_source(reg, "campaign", src, strlen(src), false, err, sizeof err)) {
             fprintf(stderr, "campaign: user skill %d: %s\n", i, err);
             registry_free(reg);
             return NULL;
         }
     }
-    if (registry_finalize(reg, camp_report, NULL) != 0) {
+    if (loader_finalize(reg, camp_report, NULL) != 0) {
         fprintf(stderr, "campaign: a user skill did not compile\n");
         registry_free(reg);
         return NULL;
