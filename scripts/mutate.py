@@ -77,6 +77,13 @@ def copy_tree():
             for f in files:
                 src = os.path.join(d, f)
                 sync_file(src, os.path.join(SRC, os.path.relpath(src, ROOT)))
+        # A file deleted from the work tree goes from the copy too: its glob
+        # would still compile it.
+        for d, _, files in os.walk(os.path.join(SRC, name)):
+            for f in files:
+                copy = os.path.join(d, f)
+                if not os.path.exists(os.path.join(ROOT, os.path.relpath(copy, SRC))):
+                    os.remove(copy)
 
 
 def locate(m, top=ROOT):

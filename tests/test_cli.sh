@@ -29,6 +29,7 @@ check() { # check DESCRIPTION CONDITION...
 for cmd in check transpile run lua skills detect serve log bench; do
     expect 0 "$cmd --help" -- "$ALOFT" "$cmd" --help
     check "$cmd --help prints a usage line" grep -q "Usage: aloft $cmd" "$tmp/out"
+    check "$cmd --help says what the exit status means" grep -q "^Exit status: 0" "$tmp/out"
     expect 0 "help $cmd" -- "$ALOFT" help "$cmd"
 done
 expect 0 "--help" -- "$ALOFT" --help
@@ -40,17 +41,39 @@ expect 2 "unknown option" -- "$ALOFT" skills --frobnicate
 # Every command parses through the shared option table: one message for an
 # unknown option and one for a missing value, naming the option, and no
 # second line from getopt itself.
-for cmd in check transpile lua skills detect log eval; do
+for cmd in check transpile lua skills detect log eval run serve bench; do
     expect 2 "$cmd: unknown option" -- "$ALOFT" "$cmd" --frobnicate
     check "$cmd: unknown option is named once" \
         test "$(cat "$tmp/err")" = "aloft $cmd: unknown option '--frobnicate'
 Try 'aloft $cmd --help'."
 done
-for c in "log --db" "detect --model" "check --skills" "skills --skills"; do
+# A typo two edits away gets a suggestion; one further away does not.
+expect 2 "run: a mistyped option" -- "$ALOFT" run --tme-scale 3
+check "run: the typo is said once, with the option meant" \
+    test "$(cat "$tmp/err")" = "aloft run: unknown option '--tme-scale' (did you mean '--time-scale'?)
+Try 'aloft run --help'."
+expect 2 "serve: a mistyped option with a value" -- "$ALOFT" serve --prot=8080
+check "serve: the option meant, not the value" \
+    grep -qx "aloft serve: unknown option '--prot' (did you mean '--port'?)" "$tmp/err"
+expect 2 "run: three edits away" -- "$ALOFT" run --jzzzn
+check "run: no suggestion three edits away" grep -qx "aloft run: unknown option '--jzzzn'" "$tmp/err"
+for c in "log --db" "detect --model" "check --skills" "skills --skills" "run --scene"; do
     set -- $c
     expect 2 "$1: $2 without a value" -- "$ALOFT" "$1" "$2"
     check "$1: the missing value is named" grep -qx "aloft $1: $2 needs a value" "$tmp/err"
 done
+# An empty plan is valid (aloft run flies it as nothing) and said to be empty.
+printf ' ;\n\n' >"$tmp/empty.ms"
+expect 0 "check of an empty plan" -- "$ALOFT" check "$tmp/empty.ms"
+check "an empty plan is called empty" grep -qx "ok (empty: the plan does nothing)" "$tmp/out"
+echo "tc(90)" >"$tmp/turn.ms"
+expect 0 "check of a plan" -- "$ALOFT" check "$tmp/turn.ms"
+check "a plan with a statement is not called empty" grep -qx "ok (v2)" "$tmp/out"
+# Without a scene, aloft lua says how to give its skills a drone.
+echo 'turn_cw(90)' >"$tmp/turn.lua"
+expect 1 "lua: a drone skill without a scene" -- "$ALOFT" lua "$tmp/turn.lua"
+check "the message names --scene, and no option lua lacks" \
+    sh -c "grep -q 'aloft lua flies the simulator with --scene FILE' '$tmp/err' && ! grep -q -- '--drone' '$tmp/err'"
 expect 2 "lua without a script" -- "$ALOFT" lua
 expect 2 "lua with a bad limit" -- "$ALOFT" lua --max-memory lots x.lua
 # A cap too small for the Lua environment is a clear error, not an abort.

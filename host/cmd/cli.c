@@ -37,6 +37,46 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+/* Edits (insert, delete, replace) from A to B, counted up to 9. */
+static int distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    if (na > 40 || nb > 40) return 9;
+    int row[41];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb] > 9 ? 9 : row[nb];
+}
+
+int cli_unknown_option(const char *cmd, const char *arg, const struct option *opts)
+{
+    const char *name = arg;
+    while (*name == '-')
+        name++;
+    size_t n = strcspn(name, "=");
+    const char *best = NULL;
+    int best_d = 3; /* a suggestion is at most two edits away */
+    for (const struct option *o = opts; o && o->name; o++) {
+        int d = distance(name, n, o->name, strlen(o->name));
+        if (d < best_d) best = o->name, best_d = d;
+    }
+    if (best && arg[0] == '-' && arg[1] == '-')
+        return cli_usage_error(cmd, "unknown option '%.*s' (did you mean '--%s'?)",
+                               (int)(name - arg + n), arg, best);
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -287,11 +327,11 @@ int cli_parse_options(cli_common *c, int argc, char **argv, const struct option 
     while ((void)(idx = -1), (opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
         if (opt == 'h') opt = OPT_HELP;
         if (opt == ':') return cli_usage_error(c->cmd, "%s needs a value", argv[optind - 1]);
-        if (opt == '?') return cli_usage_error(c->cmd, "unknown option '%s'", argv[optind - 1]);
+        if (opt == '?') return cli_unknown_option(c->cmd, argv[optind - 1], opts);
         int r = cli_common_option(c, opt, optarg);
         if (r < 0) return CLI_USAGE;
         if (r == 1) continue;
-        if (!on_option) return cli_usage_error(c->cmd, "unknown option '%s'", argv[optind - 1]);
+        if (!on_option) return cli_unknown_option(c->cmd, argv[optind - 1], opts);
         r = on_option(ud, opt, optarg);
         if (r) return r;
     }

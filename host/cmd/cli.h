@@ -86,6 +86,11 @@ char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len
 /* Prints "aloft CMD: message" and a hint to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The usage error for ARG, an option that none of OPTS is: "unknown option
+ * '--tme-scale' (did you mean '--time-scale'?)" when one is a typo away.
+ * Returns CLI_USAGE. */
+int cli_unknown_option(const char *cmd, const char *arg, const struct option *opts);
+
 /* Prints "aloft CMD: message" to stderr; returns CLI_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

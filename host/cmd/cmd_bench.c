@@ -26,7 +26,9 @@ static const char usage[] =
     "  --json       print that document on stdout instead of the table\n"
     "\n"
     "Each number is measured in one run on this machine; compare ratios, not\n"
-    "absolute times, across machines.\n";
+    "absolute times, across machines.\n"
+    "\n"
+    "Exit status: 0, 1 a benchmark failed or none was found, 2 usage error.\n";
 
 enum { OPT_OUT = OPT_FIRST_FREE };
 

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
     "Usage: aloft check [--json] [--skills DIR]... [--verify N --scene S [--seed K]]\n"
@@ -170,7 +171,13 @@ int cmd_check(int argc, char **argv)
     } else {
         for (int i = 0; i < r.ndiags; i++)
             fprintf(stderr, "%d:%d: %s\n", r.diags[i].line, r.diags[i].col, r.diags[i].message);
-        if (r.ok) printf("ok (%s)\n", r.dialect);
+        /* Valid, as `aloft run` flies it (takeoff, nothing, land), but
+         * worth a word: an LLM's empty reply looks like this. */
+        bool empty = strspn(src, " \t\r\n;") == len;
+        if (r.ok && empty)
+            printf("ok (empty: the plan does nothing)\n");
+        else if (r.ok)
+            printf("ok (%s)\n", r.dialect);
         if (rep) verify_print(stdout, rep);
     }
     cJSON_Delete(rep);

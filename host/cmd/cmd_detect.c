@@ -19,7 +19,9 @@ static const char usage[] =
     "\n" VISION_DETECT_HELP "  --json                one JSON document:\n"
     "                        [{\"image\",\"objects\":[{\"class\",\"id\",\"x\",\"y\",\"w\",\"h\","
     "\"conf\",\"color\"}],\"scene\"}]\n"
-    "  --help                this text\n";
+    "  --help                this text\n"
+    "\n"
+    "Exit status: 0, 1 an image or model could not be read, 2 usage error.\n";
 
 static double round4(double v)
 {

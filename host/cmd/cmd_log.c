@@ -25,7 +25,9 @@ static const char usage[] =
     "  --objects   the objects remembered across missions: class, position\n"
     "              estimate (cm), sightings, last seen, world (one per scene\n"
     "              file or real drone)\n"
-    "  --help      show this help\n";
+    "  --help      show this help\n"
+    "\n"
+    "Exit status: 0, 1 the store could not be read or no such mission, 2 usage error.\n";
 
 enum { OPT_DB = OPT_FIRST_FREE, OPT_OBJECTS };
 

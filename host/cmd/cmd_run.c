@@ -215,8 +215,11 @@ static int parse_args(run_args *a, int argc, char **argv)
     int opt, idx = -1;
     char err[512];
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+    /* ':' first: getopt prints nothing, and this command says it once. */
+    while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
         if (opt == 'h') opt = OPT_HELP;
+        if (opt == ':') return cli_usage_error(a->c.cmd, "%s needs a value", argv[optind - 1]);
+        if (opt == '?') return cli_unknown_option(a->c.cmd, argv[optind - 1], opts);
         int r = cli_common_option(&a->c, opt, optarg);
         if (r < 0) return CLI_USAGE;
         if (r == 1) continue;
@@ -302,7 +305,7 @@ static int parse_args(run_args *a, int argc, char **argv)
                                        option_name(opts, opt), optarg, lo);
             break;
         }
-        default: return cli_usage_error(a->c.cmd, "unknown option");
+        default: return cli_unknown_option(a->c.cmd, argv[optind - 1], opts);
         }
     }
     if (a->c.help) {

@@ -21,7 +21,8 @@ static bool skill_abort(void *ud)
 static drone *need_drone(skill_ctx *ctx, lua_State *L, const char *name)
 {
     if (!ctx->drone)
-        luaL_error(L, "%s: no drone connected (give a scene with --scene, or --drone)", name);
+        luaL_error(L, "%s: no drone connected (aloft lua flies the simulator with --scene FILE)",
+                   name);
     if (!sandbox_alive(ctx->sb)) sandbox_check(L);
     ctx->drone->abort = skill_abort;
     ctx->drone->abort_ud = ctx->sb;

@@ -14,8 +14,8 @@
 static int view(skill_ctx *ctx, lua_State *L, const char *name, vision_object *objs)
 {
     if (!ctx->observe)
-        return luaL_error(L, "%s: no camera connected (give a scene with --scene, or --drone)",
-                          name);
+        return luaL_error(
+            L, "%s: no camera connected (aloft lua flies the simulator with --scene FILE)", name);
     if (!sandbox_alive(ctx->sb)) sandbox_check(L);
     char err[256] = "";
     int n = ctx->observe(ctx->observe_ud, objs, VISION_MAX_OBJECTS, err, sizeof err);
