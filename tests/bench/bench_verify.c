@@ -13,12 +13,15 @@
 #include "suite.h"
 #include "verify/verify.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_SETUPS 64
 #define WORLDS 50 /* per setup and round */
+/* Issue target: verification at 10,000 worlds a second over the suite. */
+#define TARGET_WORLDS_PER_S 10000
 
 /* Verifies one setup in WORLDS worlds; returns the failing ones, or -1. */
 static int verify_setup(const skill_registry *reg, const setup *s, const scene *sc)
@@ -81,17 +84,22 @@ int main(int argc, char **argv)
         elapsed = clock_now_ms() - t0;
     }
     double per_s = worlds / (elapsed / 1000);
+    bool met = per_s >= TARGET_WORLDS_PER_S;
     printf("bench_verify: %d setups x %d worlds, %ld worlds in %.0f ms: %.0f worlds/s "
-           "(%.3f ms each); %d of %d worlds failed in the warm-up round\n",
-           n, WORLDS, worlds, elapsed, per_s, elapsed / (double)worlds, failed, n * WORLDS);
+           "(%.3f ms each; target >= %d: %s); %d of %d worlds failed in the warm-up round\n",
+           n, WORLDS, worlds, elapsed, per_s, elapsed / (double)worlds, TARGET_WORLDS_PER_S,
+           met ? "met" : "missed", failed, n * WORLDS);
     FILE *f = bench_out(argc, argv);
     if (f) {
         fprintf(f,
                 "{\"verify_worlds_per_s\": {\"value\": %.1f, \"unit\": \"worlds/s\"},\n"
                 " \"verify_world_ms\": {\"value\": %.4f, \"unit\": \"ms\"},\n"
                 " \"verify_suite_worlds\": {\"value\": %d, \"unit\": \"worlds\"},\n"
-                " \"verify_suite_failed_worlds\": {\"value\": %d, \"unit\": \"worlds\"}}\n",
-                per_s, elapsed / (double)worlds, n * WORLDS, failed);
+                " \"verify_suite_failed_worlds\": {\"value\": %d, \"unit\": \"worlds\"},\n"
+                " \"verify_target_worlds_per_s\": {\"value\": %d, \"unit\": \"worlds/s\"},\n"
+                " \"verify_target_met\": %s}\n",
+                per_s, elapsed / (double)worlds, n * WORLDS, failed, TARGET_WORLDS_PER_S,
+                met ? "true" : "false");
         fclose(f);
     }
     for (int i = 0; i < n; i++)
