@@ -1,5 +1,6 @@
 """Starts tests/fake_llm.py as a process for Python tests and reads what it
 received. (C tests use tests/fake_llm.h.)"""
+import atexit
 import json
 import os
 import subprocess
@@ -23,6 +24,9 @@ class Fake:
         self.proc = subprocess.Popen(["/usr/bin/python3", FAKE, "--script", script,
                                       "--port-file", port_file, "--log", self.log,
                                       "--token-rate", str(rate)])
+        # a test that dies of an exception must not leave the server holding
+        # ctest's output pipe (ctest then waits for it until its timeout)
+        atexit.register(self.stop)
         deadline = time.monotonic() + 60  # only against a server that never starts
         while time.monotonic() < deadline:
             if os.path.exists(port_file):
@@ -43,5 +47,6 @@ class Fake:
             return [json.loads(line) for line in f if line.strip()]
 
     def stop(self):
-        self.proc.terminate()
+        if self.proc.poll() is None:
+            self.proc.terminate()
         self.proc.wait()

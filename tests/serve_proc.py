@@ -1,5 +1,6 @@
 """Starts `aloft serve --port 0` for Python tests and talks to it over HTTP:
 JSON requests, the Server-Sent Events stream and the MJPEG camera."""
+import atexit
 import http.client
 import json
 import os
@@ -26,6 +27,7 @@ class Serve:
         self.proc = subprocess.Popen([binary or ALOFT, "serve", "--port", "0"] + args,
                                      stdout=subprocess.PIPE, stderr=self.err, text=True,
                                      env=env)
+        atexit.register(self.reap)
         line = self.proc.stdout.readline()
         if not line.startswith(("listening on http://", "listening on https://")):
             self.proc.kill()
@@ -34,6 +36,12 @@ class Serve:
         self.url = line.split()[2]
         u = urllib.parse.urlparse(self.url)
         self.host, self.port, self.scheme = u.hostname, u.port, u.scheme
+
+    def reap(self):
+        """Kills the server if a failed test left it running."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
 
     def stderr(self):
         """What the server wrote to stderr so far."""
@@ -174,6 +182,8 @@ class SlowClients:
     def run(self):
         while not self.stop.wait(1.0):
             for i, s in enumerate(self.socks):
+                if self.stop.is_set():
+                    return
                 try:
                     s.sendall(b"a")
                 except OSError:

@@ -1,5 +1,6 @@
 """Starts tests/tools/tello_emu (the Tello emulator, built beside aloft) as a
 process for Python tests and reads the commands it received."""
+import atexit
 import os
 import socket
 import subprocess
@@ -33,6 +34,7 @@ class Emu:
             [EMU, "--port", "0", "--state-port", str(self.state_port), "--log", self.log,
              "--max-runtime-s", "120"] + video + list(args),
             stdout=subprocess.PIPE, text=True)
+        atexit.register(self.stop)
         line = self.proc.stdout.readline()
         if not line.startswith("port "):
             raise RuntimeError("tello_emu did not start: %r" % line)
@@ -56,6 +58,7 @@ class Emu:
         return out
 
     def stop(self):
-        self.proc.terminate()
+        if self.proc.poll() is None:
+            self.proc.terminate()
         self.proc.wait()
         self.proc.stdout.close()
