@@ -35,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -115,9 +116,13 @@ def run_tests(label, timeout):
     past its time: a mutant can leave processes hanging that hold ctest's
     pipes open."""
     t0 = time.monotonic()
+    # the tests' temporary files go to a directory of this run: tests killed
+    # with SIGKILL cannot clean up after themselves
+    scratch = tempfile.mkdtemp(prefix="aloft-mutant-")
     p = subprocess.Popen(["ctest", "-L", "^(" + label + ")$", "--timeout", str(timeout),
                           "-j", "2"], cwd=BIN, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                         env=dict(os.environ, TMPDIR=scratch))
 
     late = []
 
@@ -142,6 +147,7 @@ def run_tests(label, timeout):
     timer.cancel()
     kill()  # the rest of the tests, and whatever a mutant left running
     p.wait()
+    shutil.rmtree(scratch, ignore_errors=True)
     if failed is None and (late or p.returncode != 0):
         failed = "timeout" if late else "ctest"
     return failed, time.monotonic() - t0

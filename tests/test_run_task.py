@@ -110,13 +110,25 @@ with tempfile.TemporaryDirectory() as tmp:
     system = "".join(m["content"] for m in msgs if m["role"] == "system")
     check("Our own words for the task: Say hi." in user, "--prompts: user prompt %r" % user)
     check("log" in system, "--prompts: the built-in system prompt stays: %r" % system[:200])
+    check("warning" not in r.stderr, "--prompts with only templates: no warning: %r" % r.stderr)
+    # a misspelt template is not ignored in silence; hidden files are
+    for name in ("replann.txt", ".plan.txt.swp"):
+        with open(os.path.join(pdir, name), "w") as f:
+            f.write("x\n")
+    r = run(["--scene", scene, "--task", "x", "--model", "m", "--llm-url",
+             "http://127.0.0.1:9/v1", "--prompts", pdir])
+    check("warning: --prompts" in r.stderr and "replann.txt is no template" in r.stderr
+          and "replan.txt" in r.stderr and ".swp" not in r.stderr,
+          "--prompts with an unknown file warns once, naming it: %r" % r.stderr)
+    os.unlink(os.path.join(pdir, "replann.txt"))
     r = run(["--scene", scene, "--task", "x", "--model", "m", "--prompts",
              os.path.join(tmp, "nowhere")])
     check(r.returncode == 2 and "not a directory" in r.stderr, "--prompts nowhere: %r" % r.stderr)
     with open(os.path.join(pdir, "plan.txt"), "w") as f:
         f.write("Task: {tsak}\n")
     r = run(["--scene", scene, "--task", "x", "--model", "m", "--prompts", pdir])
-    check(r.returncode == 1 and "{tsak}" in r.stderr and "plan.txt:1" in r.stderr,
+    check(r.returncode == 1 and "{tsak}" in r.stderr and "plan.txt:1" in r.stderr
+          and "may use {skills}, {minispec}, {examples}, {task} and {scene} (" in r.stderr,
           "--prompts with a broken template: %r" % r.stderr)
 
     # the LLM refuses: a clear error, exit 1, still one JSON document

@@ -28,7 +28,9 @@ def check(cond, what):
         failures += 1
 
 
-def start_browser():
+def start_browser(profile):
+    """Headless Chromium with its profile in PROFILE (removed with the test's
+    directory: left to itself it makes one under /tmp and may leave it)."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -38,7 +40,8 @@ def start_browser():
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--window-size=1280,1600", "--no-first-run", "--disable-extensions"):
+              "--window-size=1280,1600", "--no-first-run", "--disable-extensions",
+              "--user-data-dir=" + profile):
         opts.add_argument(a)
     try:
         return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
@@ -66,7 +69,7 @@ with tempfile.TemporaryDirectory() as tmp:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
-        browser = start_browser()
+        browser = start_browser(os.path.join(tmp, "chromium"))
         wait = WebDriverWait(browser, 40, poll_frequency=0.1)
 
         def until(what, fn):

@@ -379,5 +379,14 @@ int cli_check_prompts(const char *cmd, const char *dir)
     prompt_set *ps = prompt_load(dir, err, sizeof err);
     if (!ps) return cli_fail(cmd, "--prompts: %s", err);
     prompt_free(ps);
+    char unknown[512], names[256];
+    int n = prompt_unknown_files(dir, unknown, sizeof unknown);
+    if (n > 0) {
+        prompt_file_names(names, sizeof names);
+        fprintf(stderr,
+                "aloft %s: warning: --prompts %s: %s %s no template and %s ignored "
+                "(templates: %s)\n",
+                cmd, dir, unknown, n == 1 ? "is" : "are", n == 1 ? "is" : "are", names);
+    }
     return -1;
 }

@@ -12,6 +12,7 @@
 #include "textbuf.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -62,6 +63,30 @@ static bool in_list(const char *list, const char *name, size_t len)
     return false;
 }
 
+/* The space-separated LIST as "{a}, {b} and {c}", for messages. */
+static void braced_list(const char *list, char *out, size_t outlen)
+{
+    size_t total = 0, at = 0;
+    for (const char *q = list; *q;) {
+        size_t k = strcspn(q, " ");
+        total += k != 0;
+        q += k + (q[k] == ' ');
+    }
+    out[0] = '\0';
+    size_t i = 0;
+    for (const char *q = list; *q;) {
+        size_t k = strcspn(q, " ");
+        if (k) {
+            const char *sep = i == 0 ? "" : i + 1 == total ? " and " : ", ";
+            int w = snprintf(out + at, outlen - at, "%s{%.*s}", sep, (int)k, q);
+            if (w < 0 || (size_t)w >= outlen - at) return;
+            at += (size_t)w;
+            i++;
+        }
+        q += k + (q[k] == ' ');
+    }
+}
+
 /* Length of a placeholder name at S ("task}" -> 4), 0 if S does not start one. */
 static size_t placeholder_len(const char *s)
 {
@@ -101,10 +126,12 @@ static int scan(const char *text, int i, const char *source, const var *vars, in
         }
         const char *name = p + 1;
         if (!in_list(templates[i].allowed, name, n)) {
+            char names[256];
+            braced_list(templates[i].allowed, names, sizeof names);
             errmsg_set(err, errlen,
-                       "%s:%d: unknown placeholder {%.*s} (this template may use: %s; write {{ "
-                       "for a literal brace)",
-                       source, line, (int)n, name, templates[i].allowed);
+                       "%s:%d: unknown placeholder {%.*s}; this template may use %s "
+                       "(write {{ for a literal brace)",
+                       source, line, (int)n, name, names);
             return -1;
         }
         int r = 0;
@@ -180,6 +207,39 @@ static int read_user_file(const char *dir, const char *file, char **out, char **
     *out = textbuf_take(&b);
     *source = path;
     return 1;
+}
+
+int prompt_unknown_files(const char *dir, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int count = 0;
+    size_t at = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue; /* ., .. and hidden editor files */
+        bool known = false;
+        for (int i = 0; i < T_COUNT && !known; i++)
+            known = strcmp(e->d_name, templates[i].file) == 0;
+        if (known) continue;
+        count++;
+        int w = snprintf(out + at, outlen - at, "%s%s", at ? ", " : "", e->d_name);
+        if (w > 0 && (size_t)w < outlen - at) at += (size_t)w;
+    }
+    closedir(d);
+    return count;
+}
+
+void prompt_file_names(char *out, size_t outlen)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < T_COUNT; i++) {
+        int w = snprintf(out + at, outlen - at, "%s%s", i ? ", " : "", templates[i].file);
+        if (w < 0 || (size_t)w >= outlen - at) return;
+        at += (size_t)w;
+    }
 }
 
 void prompt_free(prompt_set *ps)

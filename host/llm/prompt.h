@@ -36,6 +36,14 @@ typedef struct prompt_set prompt_set;
 prompt_set *prompt_load(const char *dir, char *err, size_t errlen);
 void prompt_free(prompt_set *ps);
 
+/* The files of DIR that are no template, as "a.txt, b.md" in OUT (hidden
+ * files left out): a misspelt template would otherwise be ignored in silence.
+ * Returns how many. */
+int prompt_unknown_files(const char *dir, char *out, size_t outlen);
+
+/* The template file names a prompt directory may hold, comma-separated. */
+void prompt_file_names(char *out, size_t outlen);
+
 /* Where template FILE ("plan.txt") was loaded from, for messages. */
 const char *prompt_source(const prompt_set *ps, const char *file);
 
