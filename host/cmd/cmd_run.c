@@ -8,6 +8,7 @@
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
 #include "drone/tello.h"
+#include "mission/candidates.h"
 #include "mission/flight.h"
 #include "mission/replay.h"
 #include "mission/runner.h"
@@ -62,6 +63,12 @@ static const char usage[] =
     "                        --verify turns stream execution off (as --no-stream);\n"
     "                        the drone is up before the first plan arrives.\n"
     "                        With --drone tello it needs --scene\n"
+    "  --candidates K        with --task, ask the LLM for K plans at once (1..8;\n"
+    "                        `n` in one request, or K requests when the server\n"
+    "                        does not support it), keep those the checker (and\n"
+    "                        --verify) accepts and fly the one with the fewest\n"
+    "                        tokens; turns stream execution off. The report\n"
+    "                        lists every candidate and what they cost\n"
     "  --skills DIR          also load the skill files of DIR (repeatable)\n"
     "  --max-instructions N  instruction budget (default 10000000)\n"
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
@@ -104,6 +111,7 @@ enum {
     OPT_VERIFY,
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
+    OPT_CANDIDATES,
 };
 
 typedef struct run_args {
@@ -132,8 +140,9 @@ typedef struct run_args {
     bool tello_options; /* a Tello option other than --drone was given */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
-    long verify;   /* --verify N worlds, or 0 */
-    bool reported; /* the report went out (print_report) */
+    long verify;    /* --verify N worlds, or 0 */
+    int candidates; /* --candidates K, or 0 */
+    bool reported;  /* the report went out (print_report) */
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -208,6 +217,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"verify", required_argument, 0, OPT_VERIFY},
         {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
         {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
+        {"candidates", required_argument, 0, OPT_CANDIDATES},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -288,6 +298,15 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->verify = (long)n;
             break;
         }
+        case OPT_CANDIDATES: {
+            unsigned long long k;
+            if (cli_parse_u64(optarg, false, &k) || k < 1 || k > MISSION_CANDIDATES_MAX)
+                return cli_usage_error(a->c.cmd,
+                                       "--candidates: '%s' is not a number of plans in 1..%d",
+                                       optarg, MISSION_CANDIDATES_MAX);
+            a->candidates = (int)k;
+            break;
+        }
         case OPT_LLM_URL: a->llm_url = optarg; break;
         case OPT_MODEL: a->model = optarg; break;
         case OPT_NO_STREAM: a->no_stream = true; break;
@@ -327,6 +346,9 @@ static int parse_args(run_args *a, int argc, char **argv)
         return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
                                a->on_tello ? " on a Tello" : "");
     if (a->verify) a->no_stream = true; /* a plan is verified whole */
+    if (a->candidates && !a->task)
+        return cli_usage_error(a->c.cmd, "--candidates asks the LLM for plans: it needs --task");
+    if (a->candidates) a->no_stream = true; /* each candidate is judged whole */
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
@@ -462,6 +484,7 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->stream = !a->no_stream;
     c->max_tries = (int)a->max_tries;
     c->max_replans = a->max_replans == ~0ull ? -1 : (int)a->max_replans;
+    c->candidates = a->candidates;
     c->replies = in->replies;
     c->replay_of = in->replay_of;
     c->skill_dirs = a->c.skill_dirs;

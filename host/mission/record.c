@@ -8,6 +8,7 @@
 #include "mission/sighting.h"
 #include "skills/skills.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,9 +340,42 @@ static void observe_scene(void *ud, const char *description)
         fail(r, NULL, err);
 }
 
+static void observe_candidate(void *ud, const mission_candidate *c)
+{
+    mission_record *r = ud;
+    if (r->error[0]) return;
+    char err[512];
+    store_candidate x = {.llm_id = r->plan_llm,
+                         .round = c->round,
+                         .index = c->index,
+                         .text = c->plan,
+                         .accepted = c->accepted,
+                         .diagnostics = c->diagnostics,
+                         /* could not run (INT_MAX): its diagnostics say why */
+                         .verify_failed = c->verify_failed == INT_MAX ? -1 : c->verify_failed,
+                         .tokens = c->tokens,
+                         .chosen = c->chosen};
+    if (store_record_candidate(r->m, -1, &x, err, sizeof err)) fail(r, NULL, err);
+}
+
 mission_observer mission_record_observer(mission_record *r, const char *model)
 {
     snprintf(r->model, sizeof r->model, "%s", model ? model : "");
-    return (mission_observer){
-        .llm_exchange = observe_llm, .plan = observe_plan, .scene = observe_scene, .ud = r};
+    return (mission_observer){.llm_exchange = observe_llm,
+                              .plan = observe_plan,
+                              .scene = observe_scene,
+                              .candidate = observe_candidate,
+                              .ud = r};
+}
+
+static int recall(void *ud, store_object *out, double *age_s, int max)
+{
+    mission_record *r = ud;
+    char err[512];
+    return r->m ? store_world_objects(r->m, out, age_s, max, err, sizeof err) : -1;
+}
+
+mission_memory mission_record_memory(mission_record *r)
+{
+    return (mission_memory){recall, r};
 }
