@@ -345,7 +345,7 @@ static char *planner_system(const prompt_set *ps, const skill_registry *reg, cha
 }
 
 /* Fills template I as the user message after the planner system message.
- * VARS must leave room for the five shared planning placeholders. */
+ * VARS must leave room for the three placeholders added here (ten in all). */
 static int planning(const prompt_set *ps, const skill_registry *reg, int i, var *vars, int nvars,
                     prompt_msgs *out, char *err, size_t errlen)
 {
@@ -373,7 +373,7 @@ static int planning(const prompt_set *ps, const skill_registry *reg, int i, var 
 int prompt_plan(const prompt_set *ps, const skill_registry *reg, const char *task,
                 const char *scene, const char *memory, prompt_msgs *out, char *err, size_t errlen)
 {
-    var vars[8] = {
+    var vars[10] = {
         {"task", or_default(task, NOTHING)},
         {"scene", or_default(scene, NO_SCENE)},
         {"memory", memory ? memory : ""},
@@ -385,7 +385,7 @@ int prompt_retry(const prompt_set *ps, const skill_registry *reg, const char *ta
                  const char *scene, const char *memory, const char *plan, const char *diagnostics,
                  const char *executed, prompt_msgs *out, char *err, size_t errlen)
 {
-    var vars[8] = {
+    var vars[10] = {
         {"task", or_default(task, NOTHING)},
         {"scene", or_default(scene, NO_SCENE)},
         {"memory", memory ? memory : ""},
@@ -400,7 +400,7 @@ int prompt_replan(const prompt_set *ps, const skill_registry *reg, const char *t
                   const char *scene, const char *memory, const char *plan, const char *executed,
                   const char *reason, prompt_msgs *out, char *err, size_t errlen)
 {
-    var vars[8] = {
+    var vars[10] = {
         {"task", or_default(task, NOTHING)},
         {"scene", or_default(scene, NO_SCENE)},
         {"memory", memory ? memory : ""},

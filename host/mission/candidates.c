@@ -171,7 +171,9 @@ static int gather(candidates *cs, const candidates_ops *ops, mission_llm_kind ki
             return 0;
         }
     }
-    while (got < k && !(ops->cancelled && ops->cancelled(ops->ud))) {
+    /* A server that honours `n` but returned fewer is taken at its word. */
+    while (cs->mode == CANDIDATES_SEPARATE && got < k &&
+           !(ops->cancelled && ops->cancelled(ops->ud))) {
         llm_result r;
         int rc = ops->ask(ops->ud, kind, 1, &r);
         if (rc && !failed_with_reply(&r)) {
