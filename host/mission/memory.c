@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER                                                                                     \
-    "Remembered, not in view now (direction from the drone's heading now; positions are "          \
-    "rough):\n"
+#define HEADER "Remembered, out of view (direction from the drone's heading now; rough):\n"
 
 /* One object's place relative to the drone. */
 typedef struct placed {
