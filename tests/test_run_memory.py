@@ -47,10 +47,10 @@ with tempfile.TemporaryDirectory() as tmp:
         {"class": "person", "x": 0, "y": 450, "z": 0, "w": 50, "d": 30, "h": 170}])
     db = os.path.join(tmp, "aloft.db")
 
-    def prompt_of(scene, reply, task):
+    def prompt_of(scene, reply, task, extra=()):
         fake = Fake(tmp, [{"content": reply}])
         r = subprocess.run([ALOFT, "run", "--scene", scene, "--task", task, "--llm-url",
-                            fake.url, "--model", "m", "--json", "--db", db],
+                            fake.url, "--model", "m", "--json", "--db", db] + list(extra),
                            capture_output=True, text=True, env=env_without_model(), timeout=120)
         reqs = fake.requests()
         fake.stop()
@@ -67,6 +67,11 @@ with tempfile.TemporaryDirectory() as tmp:
     mem = second[second.find("Remembered"):second.find("Task:")]
     check(mem.count("\n") >= 2 and "seen" in mem and " m " in mem, "the block: %r" % mem)
     check(second.index("Remembered") < second.index("Task:"), "memory after the task")
+
+    # --no-memory: the same mission's prompt without the block
+    nomem = prompt_of(room, "tc(1)", "what is around?", ["--no-memory"])
+    check("Remembered" not in nomem and "chair #" not in nomem,
+          "--no-memory still lists the memory: %s" % nomem)
 
     third = prompt_of(other, "tc(1)", "anything?")
     check("chair" not in third and "Remembered" not in third,

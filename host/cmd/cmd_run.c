@@ -8,7 +8,6 @@
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
 #include "drone/tello.h"
-#include "mission/candidates.h"
 #include "mission/flight.h"
 #include "mission/replay.h"
 #include "mission/runner.h"
@@ -62,13 +61,9 @@ static const char usage[] =
     "                        it runs (a failing one counts as a failed try), so\n"
     "                        --verify turns stream execution off (as --no-stream);\n"
     "                        the drone is up before the first plan arrives.\n"
-    "                        With --drone tello it needs --scene\n"
-    "  --candidates K        with --task, ask the LLM for K plans at once (1..8;\n"
-    "                        `n` in one request, or K requests when the server\n"
-    "                        does not support it), keep those the checker (and\n"
-    "                        --verify) accepts and fly the one with the fewest\n"
-    "                        tokens; turns stream execution off. The report\n"
-    "                        lists every candidate and what they cost\n"
+    "                        With --drone tello it needs --scene\n" CLI_CANDIDATES_HELP
+    "  --no-memory           planning prompts list no remembered objects of the\n"
+    "                        world (by default those out of view are listed)\n"
     "  --skills DIR          also load the skill files of DIR (repeatable)\n"
     "  --max-instructions N  instruction budget (default 10000000)\n"
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
@@ -112,6 +107,7 @@ enum {
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
     OPT_CANDIDATES,
+    OPT_NO_MEMORY,
 };
 
 typedef struct run_args {
@@ -142,6 +138,7 @@ typedef struct run_args {
     vision_options vision;
     long verify;    /* --verify N worlds, or 0 */
     int candidates; /* --candidates K, or 0 */
+    bool no_memory; /* --no-memory */
     bool reported;  /* the report went out (print_report) */
 } run_args;
 
@@ -218,6 +215,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
         {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
         {"candidates", required_argument, 0, OPT_CANDIDATES},
+        {"no-memory", no_argument, 0, OPT_NO_MEMORY},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -298,15 +296,10 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->verify = (long)n;
             break;
         }
-        case OPT_CANDIDATES: {
-            unsigned long long k;
-            if (cli_parse_u64(optarg, false, &k) || k < 1 || k > MISSION_CANDIDATES_MAX)
-                return cli_usage_error(a->c.cmd,
-                                       "--candidates: '%s' is not a number of plans in 1..%d",
-                                       optarg, MISSION_CANDIDATES_MAX);
-            a->candidates = (int)k;
+        case OPT_CANDIDATES:
+            if (cli_candidates(a->c.cmd, optarg, &a->candidates)) return CLI_USAGE;
             break;
-        }
+        case OPT_NO_MEMORY: a->no_memory = true; break;
         case OPT_LLM_URL: a->llm_url = optarg; break;
         case OPT_MODEL: a->model = optarg; break;
         case OPT_NO_STREAM: a->no_stream = true; break;
@@ -485,6 +478,7 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->max_tries = (int)a->max_tries;
     c->max_replans = a->max_replans == ~0ull ? -1 : (int)a->max_replans;
     c->candidates = a->candidates;
+    c->no_memory = a->no_memory;
     c->replies = in->replies;
     c->replay_of = in->replay_of;
     c->skill_dirs = a->c.skill_dirs;

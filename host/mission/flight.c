@@ -306,7 +306,7 @@ static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen
     mo.vet = c->vet;
     mo.vet_ud = c->vet_ud;
     mo.candidates = c->candidates;
-    mo.memory = mission_record_memory(fl->rec);
+    if (!c->no_memory) mo.memory = mission_record_memory(fl->rec);
     cJSON *doc = mission_run(&mo);
     prompt_free(ps);
     if (!doc) errmsg_set(err, errlen, "out of memory");

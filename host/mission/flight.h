@@ -102,6 +102,7 @@ typedef struct flight_config {
     int max_tries;       /* 0: the controller's default */
     int max_replans;     /* -1: the controller's default */
     int candidates;      /* > 0: candidate plans per round (mission_opts) */
+    bool no_memory;      /* planning prompts list no remembered objects */
     /* Replay: the recorded LLM replies answer instead of the LLM. */
     store_replay *replies;
     int64_t replay_of;
