@@ -98,6 +98,18 @@ with tempfile.TemporaryDirectory() as tmp:
               log["candidates"][2]["text"] == "tc(45)" and log["plans"] == ["tc(45)"],
               "five: recorded %s %s" % (log["candidates"], log["plans"]))
 
+    # the mission flies again from the store: the same five candidates, the
+    # same one chosen, the same calls (no LLM asked)
+    if doc:
+        rp = subprocess.run([ALOFT, "run", "--replay", str(doc["mission_id"]), "--db", db,
+                             "--json"], capture_output=True, text=True, timeout=60,
+                            env=env_without_model())
+        again = json.loads(rp.stdout) if rp.stdout else {}
+        check(rp.returncode == 0 and again.get("replay", {}).get("match") and
+              [c["chosen"] for c in again.get("candidates", [])] ==
+              [False, False, True, False, False], "five: replay %d %s %s" % (
+                  rp.returncode, again.get("replay"), rp.stderr[-300:]))
+
     # K = 1: one request without n, its one candidate flown
     r, doc, reqs = flown([{"content": "tc(30)"}], ["--candidates", "1"])
     check(r.returncode == 0 and skills(doc) == [("turn_cw", [30])], "k1: %s" % skills(doc))
@@ -148,6 +160,15 @@ with tempfile.TemporaryDirectory() as tmp:
           doc["candidates_cost"]["requests"] == 3, "ignored: %s" % (doc and
                                                                     doc["candidates_cost"]))
     check("does not support" in r.stderr, "ignored: not said: %s" % r.stderr[-300:])
+
+    if doc:
+        rp = subprocess.run([ALOFT, "run", "--replay", str(doc["mission_id"]), "--db", db,
+                             "--json"], capture_output=True, text=True, timeout=60,
+                            env=env_without_model())
+        again = json.loads(rp.stdout) if rp.stdout else {}
+        check(rp.returncode == 0 and again.get("replay", {}).get("match") and
+              len(again.get("candidates", [])) == 3, "ignored: replay %d %s %s" % (
+                  rp.returncode, again.get("replay"), rp.stderr[-300:]))
 
     # a server that refuses n (HTTP 400): K requests without it
     r, doc, reqs = flown([{"content": "tc(12);tc(12)", "reject_n": True}, {"content": "tc(13)"}],

@@ -392,6 +392,7 @@ static void apply_params(run_args *a, const replay_params *p)
 {
     if (!p->stream) a->no_stream = true;
     if (!a->max_tries && p->max_tries) a->max_tries = (unsigned long long)p->max_tries;
+    if (!a->candidates) a->candidates = p->candidates;
     if (a->max_replans == ~0ull && p->max_replans >= 0)
         a->max_replans = (unsigned long long)p->max_replans;
     if (!a->c.limits.max_instructions) a->c.limits.max_instructions = p->limits.max_instructions;

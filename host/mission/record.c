@@ -287,6 +287,26 @@ store_llm_kind mission_record_llm_kind(mission_llm_kind k)
     }
 }
 
+/* The replies to a request with n > 1 as the server's body says them,
+ * {"choices":[{"index","message":{"content"},"finish_reason"}]}: every
+ * candidate is kept, and a replay reads them back (mission/replay.h). */
+static char *choices_text(const llm_result *res)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "choices");
+    for (int i = 0; i < res->nchoices; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c, "index", res->choices[i].index);
+        cJSON *m = cJSON_AddObjectToObject(c, "message");
+        cJSON_AddStringToObject(m, "content", res->choices[i].text ? res->choices[i].text : "");
+        cJSON_AddStringToObject(c, "finish_reason", res->choices[i].finish_reason);
+        cJSON_AddItemToArray(arr, c);
+    }
+    char *s = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return s;
+}
+
 static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
                         const llm_result *res)
 {
@@ -300,6 +320,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     }
     char *prompt = cJSON_PrintUnformatted(req);
     cJSON_Delete(req);
+    char *several = res->nchoices > 0 ? choices_text(res) : NULL;
     char error[LLM_ERR_MAX + 64] = "";
     if (res->status != LLM_OK)
         snprintf(error, sizeof error, "%s: %s", llm_status_name(res->status), res->error);
@@ -310,7 +331,9 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
         .model = r->model[0] ? r->model : NULL,
         .t_ms = t < 0 ? 0 : t, /* when the request was sent */
         .prompt = prompt ? prompt : "",
-        .response = res->text ? res->text : "",
+        .response = several     ? several
+                    : res->text ? res->text
+                                : "",
         .latency_ms = res->latency_ms,
         .ttft_ms = res->ttft_ms,
         .prompt_tokens = res->usage_known ? res->prompt_tokens : -1,
@@ -319,6 +342,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     };
     mission_record_llm(r, &x);
     free(prompt);
+    free(several);
 }
 
 static void observe_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
