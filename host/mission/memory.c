@@ -93,15 +93,26 @@ static void age_words(double s, char *out, size_t n)
         snprintf(out, n, "%.0f days", s / 86400);
 }
 
+/* A class name as one line can carry it: a detector's names file is the
+ * user's, and a line break or control byte in it must not shape the prompt. */
+static void one_line(const char *in, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *in && k + 1 < n; in++)
+        out[k++] = (unsigned char)*in < 0x20 || *in == 0x7f ? ' ' : *in;
+    out[k] = '\0';
+}
+
 static int line_of(const placed *p, const drone_pose *pose, char *out, size_t n)
 {
-    char age[32], dist[32];
+    char age[32], dist[32], cls[sizeof p->o->cls];
+    one_line(p->o->cls, cls, sizeof cls);
     age_words(p->age_s, age, sizeof age);
     if (p->metres < 1)
         snprintf(dist, sizeof dist, "under 1 m");
     else
         snprintf(dist, sizeof dist, "about %d m", p->metres);
-    return snprintf(out, n, "%s #%lld: %s %s, seen %s ago\n", p->o->cls, (long long)p->o->id, dist,
+    return snprintf(out, n, "%s #%lld: %s %s, seen %s ago\n", cls, (long long)p->o->id, dist,
                     direction(pose, p->o), age);
 }
 
