@@ -137,7 +137,7 @@ size_t memory_describe(const store_object *objs, const double *age_s, int n, con
         ps[k++] =
             (placed){&objs[i], age_s ? age_s[i] : 0, d, d < 1e8 ? (int)lround(d / 100) : 1000000};
     }
-    qsort(ps, (size_t)k, sizeof *ps, by_distance_then_age);
+    if (k > 1) qsort(ps, (size_t)k, sizeof *ps, by_distance_then_age);
     textbuf b = {0};
     int listed = 0;
     for (; listed < k && listed < max_lines; listed++) {
