@@ -110,6 +110,15 @@ with tempfile.TemporaryDirectory() as tmp:
               [False, False, True, False, False], "five: replay %d %s %s" % (
                   rp.returncode, again.get("replay"), rp.stderr[-300:]))
 
+    # the server's index orders the candidates; a repeated index is dropped
+    r, doc, reqs = flown([{"choices": [{"content": "tc(33)", "index": 2},
+                                       {"content": "tc(31);tc(1)", "index": 0},
+                                       {"content": "tc(7)", "index": 0},
+                                       {"content": "tc(32)", "index": 1}]}],
+                         ["--candidates", "4"])
+    check(doc and [c["plan"] for c in doc["candidates"]] == ["tc(31);tc(1)", "tc(32)", "tc(33)"],
+          "index order: %s" % (doc and [c["plan"] for c in doc["candidates"]]))
+
     # K = 1: one request without n, its one candidate flown
     r, doc, reqs = flown([{"content": "tc(30)"}], ["--candidates", "1"])
     check(r.returncode == 0 and skills(doc) == [("turn_cw", [30])], "k1: %s" % skills(doc))
