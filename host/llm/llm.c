@@ -439,7 +439,7 @@ static void parse_body(attempt *a)
              *a->rep.error_msg ? a->rep.error_msg : "(no message)");
     } else if (a->text.oom) {
         fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
-    } else if (a->req->n > 1) {
+    } else if (a->req->n > 1 && !a->cfg->stream) { /* `n` was sent */
         parse_choices(a);
     } else if (!cut_by_server(a)) {
         no_text(a);

@@ -211,14 +211,16 @@ static void judge(candidates *cs, const candidates_ops *ops, mission_llm_kind ki
     size_t len = 0;
     plan_text_status pts = plan_text_clean(r->text ? r->text : "", r->len, &plan, &len);
     if (plan) textbuf_add(&j->plan, plan, len);
-    bool cut = strcmp(r->finish, "length") == 0 || strcmp(r->finish, "content_filter") == 0 ||
-               (r->why[0] && !r->len);
-    if (cut || r->why[0]) {
-        textbuf_adds(&j->diag, r->why[0] ? r->why : "the server cut the reply short");
-        if (cut && r->len) textbuf_adds(&j->diag, " (finish_reason ");
-        if (cut && r->len) textbuf_adds(&j->diag, r->finish);
-        if (cut && r->len) textbuf_adds(&j->diag, ")");
+    /* A reply the server cut is a prefix, whatever it looks like; one that
+     * came with an error (refused, or cut on its own request) says why. */
+    bool cut = strcmp(r->finish, "length") == 0 || strcmp(r->finish, "content_filter") == 0;
+    if (r->why[0]) {
+        textbuf_adds(&j->diag, r->why);
         textbuf_adds(&j->diag, "\n");
+    } else if (cut) {
+        textbuf_adds(&j->diag, "the server cut the reply short (finish_reason ");
+        textbuf_adds(&j->diag, r->finish);
+        textbuf_adds(&j->diag, ")\n");
     } else if (pts != PLAN_TEXT_OK) {
         textbuf_adds(&j->diag, "the reply holds no MiniSpec plan (only prose or nothing)\n");
     } else if (ops->check(ops->ud, plan, len, &j->diag)) {

@@ -217,7 +217,10 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
          * sides from the text and say so in the report. */
         for (int i = 0; i < n; i++)
             m->prompt_tokens += estimate_tokens(strlen(msgs[i].content));
-        m->completion_tokens += estimate_tokens(res->len);
+        size_t len = res->len;
+        for (int i = 1; i < res->nchoices; i++) /* the first is res->text */
+            len += res->choices[i].len;
+        m->completion_tokens += estimate_tokens(len);
         m->tokens_estimated = true;
     }
     if (m->o->obs.llm_exchange) m->o->obs.llm_exchange(m->o->obs.ud, kind, msgs, n, res);
