@@ -158,6 +158,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(reqs) == 1 and doc and len(doc["candidates"]) == 2, "fewer: %d requests" % len(reqs))
     check("2 of the 3" in r.stderr, "fewer: not said: %s" % r.stderr[-300:])
 
+    # no choices at all: the LLM failed, said plainly, nothing flown
+    r, doc, reqs = flown([{"choices": []}], ["--candidates", "2"])
+    check(r.returncode == 1 and doc and doc["calls"] == [] and
+          "no choices" in (doc["error"] or ""), "no choices: %d %s" % (r.returncode,
+                                                                      doc and doc["error"]))
+
     # a server that ignores n (one reply): the others asked one request each,
     # and so in every later round
     r, doc, reqs = flown([{"content": "tc(10);tc(10)"}, {"content": "tc(15)"},
