@@ -98,6 +98,15 @@ with tempfile.TemporaryDirectory() as tmp:
               log["candidates"][2]["text"] == "tc(45)" and log["plans"] == ["tc(45)"],
               "five: recorded %s %s" % (log["candidates"], log["plans"]))
 
+    # and the readable log lists them, the flown one marked
+    if doc:
+        lg = subprocess.run([ALOFT, "log", "--db", db, str(doc["mission_id"])],
+                            capture_output=True, text=True, timeout=60)
+        tail = lg.stdout[lg.stdout.find("candidate plans"):]
+        check("candidate plans" in lg.stdout and "#2  flown" in tail and
+              tail.count("rejected") == 3 and "unknown skill 'turnleft'" in tail,
+              "five: readable log %s" % lg.stdout[-800:])
+
     # the mission flies again from the store: the same five candidates, the
     # same one chosen, the same calls (no LLM asked)
     if doc:
