@@ -18,7 +18,7 @@ int store_world_objects(store_mission *m, store_object *out, double *age_s, int 
     int n = -1;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, class, x, y, z, conf, sightings, first_seen, last_seen,"
-                           " coalesce(last_mission, 0), world,"
+                           " coalesce(last_mission, 0), world," /* store_object_row */
                            " (julianday('now') - julianday(last_seen)) * 86400.0"
                            " FROM objects WHERE world = (SELECT world FROM missions WHERE id = ?1)"
                            " ORDER BY last_seen DESC, id DESC LIMIT ?2",
@@ -30,20 +30,7 @@ int store_world_objects(store_mission *m, store_object *out, double *age_s, int 
         int rc = SQLITE_DONE;
         n = 0;
         while (n < max && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-            store_object *o = &out[n];
-            o->id = sqlite3_column_int64(q, 0);
-            snprintf(o->cls, sizeof o->cls, "%s", (const char *)sqlite3_column_text(q, 1));
-            o->x = sqlite3_column_double(q, 2);
-            o->y = sqlite3_column_double(q, 3);
-            o->z = sqlite3_column_double(q, 4);
-            o->conf = sqlite3_column_double(q, 5);
-            o->sightings = sqlite3_column_int64(q, 6);
-            snprintf(o->first_seen, sizeof o->first_seen, "%s",
-                     (const char *)sqlite3_column_text(q, 7));
-            snprintf(o->last_seen, sizeof o->last_seen, "%s",
-                     (const char *)sqlite3_column_text(q, 8));
-            o->last_mission = sqlite3_column_int64(q, 9);
-            snprintf(o->world, sizeof o->world, "%s", (const char *)sqlite3_column_text(q, 10));
+            store_object_row(q, &out[n]);
             /* A clock set back since the sighting must not make it "in
              * the future". */
             double age = sqlite3_column_double(q, 11);
