@@ -321,6 +321,12 @@ int candidates_round(candidates *cs, const candidates_ops *ops, mission_llm_kind
             j[b].c.tokens);
     else
         say(ops, "candidates: %d came, %d accepted, none may fly\n", n, accepted);
+    /* What asking for K costs, so far: the price of the choice. */
+    say(ops,
+        "candidates cost so far: %d request%s, %ld prompt + %ld completion tokens (%ld for "
+        "plans not flown), %.0f ms waiting for the LLM, %.0f ms judging\n",
+        cs->requests, cs->requests == 1 ? "" : "s", cs->prompt_tokens, cs->completion_tokens,
+        cs->unflown_tokens, cs->llm_ms, cs->judge_ms);
     /* What a retry is told: the closest plan and why it did not fly. */
     int shown = b >= 0 ? b : 0;
     if (flies) {
