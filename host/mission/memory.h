@@ -24,9 +24,9 @@
 
 #include <stddef.h>
 
-#define MEMORY_PROMPT_LINES 8   /* remembered objects listed at most */
-#define MEMORY_PROMPT_TOKENS 128/* their block's budget (about 4 bytes a token) */
-#define MEMORY_RECALL_MAX 64    /* the most recent ones read from the store */
+#define MEMORY_PROMPT_LINES 8    /* remembered objects listed at most */
+#define MEMORY_PROMPT_TOKENS 128 /* their block's budget (about 4 bytes a token) */
+#define MEMORY_RECALL_MAX 64     /* the most recent ones read from the store */
 /* A remembered object this close (cm) to where an object of its class in
  * view is estimated to be is that object: monocular estimates are rough. */
 #define MEMORY_SAME_CM 100.0
