@@ -167,6 +167,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(reqs) == 1 and doc and len(doc["candidates"]) == 2, "fewer: %d requests" % len(reqs))
     check("2 of the 3" in r.stderr, "fewer: not said: %s" % r.stderr[-300:])
 
+    # more choices than asked, out of order: the K lowest indexes are the
+    # candidates
+    r, doc, reqs = flown([{"choices": [{"content": "tc(41);tc(1)", "index": 1},
+                                       {"content": "tc(40);tc(1)", "index": 0},
+                                       {"content": "tc(3)", "index": 3},
+                                       {"content": "tc(2)", "index": 2}]}],
+                         ["--candidates", "2"])
+    check(r.returncode == 0 and doc and len(doc["candidates"]) == 2 and
+          skills(doc) == [("turn_cw", [40]), ("turn_cw", [1])],
+          "more: %s" % (doc and doc.get("candidates")))
+
     # no choices at all: the LLM failed, said plainly, nothing flown
     r, doc, reqs = flown([{"choices": []}], ["--candidates", "2"])
     check(r.returncode == 1 and doc and doc["calls"] == [] and

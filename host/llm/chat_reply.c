@@ -297,43 +297,42 @@ int chat_reply_choices(const char *body, size_t len, struct llm_choice *out, int
 {
     cJSON *root = cJSON_ParseWithLength(body, len);
     const cJSON *choices = item(root, "choices");
-    if (!cJSON_IsArray(choices)) {
+    if (!cJSON_IsArray(choices) || max <= 0) {
         cJSON_Delete(root);
         return -1;
     }
+    /* OUT is kept in the order of index and holds the MAX lowest: a server
+     * that sends more than asked, in any order, gives the same ones. */
     int n = 0, pos = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, choices)
     {
-        if (n >= max) break;
         int index = choice_index(c);
         if (index < 0) index = pos;
         pos++;
         /* Two choices claiming one index: the server contradicts itself,
          * and the first word stands. */
         if (index_taken(out, n, index)) continue;
+        if (n == max && index > out[n - 1].index) continue;
         const cJSON *msg = item(c, "message");
         const cJSON *content = item(msg, "content");
-        struct llm_choice *o = &out[n];
-        memset(o, 0, sizeof *o);
-        o->index = index;
-        o->text = strdup(cJSON_IsString(content) ? content->valuestring : "");
-        if (!o->text) break;
-        o->len = strlen(o->text);
+        struct llm_choice o;
+        memset(&o, 0, sizeof o);
+        o.index = index;
+        o.text = strdup(cJSON_IsString(content) ? content->valuestring : "");
+        if (!o.text) break;
+        o.len = strlen(o.text);
         const cJSON *f = item(c, "finish_reason");
         if (cJSON_IsString(f))
-            snprintf(o->finish_reason, sizeof o->finish_reason, "%s", f->valuestring);
-        o->refused = !o->len && (cJSON_IsString(item(msg, "refusal")) ||
-                                 cJSON_IsArray(item(msg, "tool_calls")));
-        n++;
+            snprintf(o.finish_reason, sizeof o.finish_reason, "%s", f->valuestring);
+        o.refused = !o.len && (cJSON_IsString(item(msg, "refusal")) ||
+                               cJSON_IsArray(item(msg, "tool_calls")));
+        if (n == max) free(out[--n].text); /* the highest index makes room */
+        int j = n++;
+        for (; j > 0 && out[j - 1].index > o.index; j--)
+            out[j] = out[j - 1];
+        out[j] = o;
     }
     cJSON_Delete(root);
-    /* In the server's order of index (insertion sort: a handful at most). */
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && out[j].index < out[j - 1].index; j--) {
-            struct llm_choice t = out[j];
-            out[j] = out[j - 1];
-            out[j - 1] = t;
-        }
     return n;
 }
