@@ -44,6 +44,16 @@ exhausted". A RESPONSE is an object:
                  "times" of them), before the ordered ones: a reply per task
   cached_tokens  report usage.prompt_tokens_details.cached_tokens (this many,
                  at most the prompt's tokens), as servers with prompt caching do
+  choices        the replies to a request with OpenAI's `n` (not streamed):
+                 a list whose items are reply texts or objects {"content",
+                 "finish_reason" (default "stop"), "index" (default the
+                 position), "refusal"}; all are sent, however many `n` asked
+                 (fewer than asked, as some servers do). A response without
+                 "choices" answers one choice whatever `n` is, like a server
+                 that does not support `n` (Ollama)
+  reject_n       true: a request with `n` > 1 gets HTTP 400 "n must be 1",
+                 like a server that refuses the parameter (the response is
+                 not used up)
   replay         a recorded reply (tests/llm/*.json, or a path) played back
                  byte-exact whatever the request asked: its status, headers
                  and body, each of its "chunks" one HTTP chunk (one write) or,
@@ -112,6 +122,19 @@ class Script:
             return n, None
 
 
+def _give_back(self, resp):
+    """Serves RESP again to the next request (a refusal did not use it)."""
+    with self.lock:
+        if "match" in resp:
+            if "times" in resp:
+                resp["times"] += 1
+        else:
+            self.served -= 1  # next() served it from the current index
+
+
+Script.give_back = _give_back
+
+
 def usage(resp, prompt_tokens, completion_tokens):
     u = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
          "total_tokens": prompt_tokens + completion_tokens}
@@ -160,6 +183,11 @@ class Handler(BaseHTTPRequestHandler):
         if "replay" in resp:
             self.replay(resp)
             return
+        asked = body.get("n", 1)
+        if resp.get("reject_n") and isinstance(asked, int) and asked > 1:
+            self.server.script.give_back(resp)
+            self.send_json(400, {"error": {"message": "n must be 1", "type": "invalid_request"}})
+            return
         fault = resp.get("fault")
         fault = str(fault) if fault is not None else None
         if fault and fault.isdigit():
@@ -176,6 +204,8 @@ class Handler(BaseHTTPRequestHandler):
                             for m in body.get("messages", []))
         if body.get("stream"):
             self.stream(resp, fault, body, prompt_tokens)
+        elif "choices" in resp:
+            self.several(resp, prompt_tokens)
         else:
             self.whole(resp, fault, prompt_tokens)
 
@@ -249,6 +279,21 @@ class Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": finish}],
             "usage": usage(resp, prompt_tokens, ntok)})
+
+    def several(self, resp, prompt_tokens):
+        """A whole reply with several choices (a request with `n`)."""
+        choices, ntok = [], 0
+        for i, c in enumerate(resp["choices"]):
+            if isinstance(c, str):
+                c = {"content": c}
+            msg = {"role": "assistant", "content": c.get("content")}
+            if "refusal" in c:
+                msg["refusal"] = c["refusal"]
+            ntok += len(split_tokens(c.get("content") or ""))
+            choices.append({"index": c.get("index", i), "message": msg,
+                            "finish_reason": c.get("finish_reason", "stop")})
+        self.send_json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
+                             "choices": choices, "usage": usage(resp, prompt_tokens, ntok)})
 
     def chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

@@ -55,6 +55,14 @@ Try 'aloft run --help'."
 expect 2 "serve: a mistyped option with a value" -- "$ALOFT" serve --prot=8080
 check "serve: the option meant, not the value" \
     grep -qx "aloft serve: unknown option '--prot' (did you mean '--port'?)" "$tmp/err"
+# --candidates K: 1..8 on every command that plans (run, eval, serve).
+for cmd in run eval serve; do
+    for k in 0 9 x; do
+        expect 2 "$cmd --candidates $k" -- "$ALOFT" $cmd --candidates $k
+        check "$cmd --candidates $k says the range" \
+            grep -q "aloft $cmd: --candidates: '$k' is not a number of plans in 1..8" "$tmp/err"
+    done
+done
 expect 2 "run: three edits away" -- "$ALOFT" run --jzzzn
 check "run: no suggestion three edits away" grep -qx "aloft run: unknown option '--jzzzn'" "$tmp/err"
 for c in "log --db" "detect --model" "check --skills" "skills --skills" "run --scene"; do

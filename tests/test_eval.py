@@ -192,6 +192,22 @@ with tempfile.TemporaryDirectory() as tmp:
     check(doc["overall"]["runs"] == 4 and doc["overall"]["success"] == 0, "wrong overall")
     check(all(q["body"].get("stream") is False for q in reqs), "--no-stream reaches the runs")
 
+    # --candidates 2: an invalid and the right plan in one reply to n = 2;
+    # the checker drops the invalid one and the right one flies every time
+    script = [{"match": "Task: " + task_text(t), "choices": ["fly((( to the moon", reference(t)]}
+              for t in TASKS]
+    r, reqs = fly(tmp, script, ["--json", "--candidates", "2"])
+    check(r.returncode == 0, "candidates: exit %d %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout) if r.returncode == 0 else {"overall": {}}
+    check(doc["overall"].get("runs") == 4 and doc["overall"].get("success") == 4,
+          "candidates: the right one of each pair flies: %s" % doc["overall"])
+    check(len(reqs) == 4 and all(q["body"].get("n") == 2 and q["body"].get("stream") is False
+                                 for q in reqs), "candidates reach the runs: %s" % [
+        (q["body"].get("n"), q["body"].get("stream")) for q in reqs])
+    r = aloft_eval(["--candidates", "9", task_dir(TASKS[0])])
+    check(r.returncode == 2 and "1..8" in r.stderr, "eval --candidates 9: %d %s" % (
+        r.returncode, r.stderr))
+
     # invalid plans: every try refused by the checker, tries exhausted
     r, reqs = fly(tmp, replies(lambda t: "fly((( to the moon"), ["--json", "--max-tries", "2"])
     check(r.returncode == 0, "invalid plans are scored: exit %d %s" % (r.returncode, r.stderr))

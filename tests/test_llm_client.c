@@ -92,7 +92,7 @@ static int start(run *r, const char *script)
 
 static void call(run *r)
 {
-    llm_request req = {msgs, 2, on_delta, &r->d, &r->cancel, r->budget_ms};
+    llm_request req = {msgs, 2, on_delta, &r->d, &r->cancel, r->budget_ms, 0};
     llm_call(&r->cfg, &req, &r->res);
 }
 
@@ -650,7 +650,7 @@ static void test_bad_config_fails_before_any_request(void)
     llm_result res;
     llm_config_defaults(&c);
     c.model[0] = '\0';
-    llm_request req = {msgs, 2, NULL, NULL, NULL, 0};
+    llm_request req = {msgs, 2, NULL, NULL, NULL, 0, 0};
     CHECK(llm_call(&c, &req, &res) == -1 && res.status == LLM_E_CONFIG &&
               strstr(res.error, "model"),
           "no model: %s", res.error);
@@ -693,12 +693,12 @@ static void test_retry_prompt_reaches_the_server_with_diagnostics(void)
     prompt_set *ps = prompt_load(NULL, err, sizeof err);
     prompt_msgs pm = {0};
     CHECK(reg && ps &&
-              prompt_retry(ps, reg, "turn left", "", "turnleft(90)",
+              prompt_retry(ps, reg, "turn left", "", NULL, "turnleft(90)",
                            "1:1: unknown skill 'turnleft' (did you mean 'turn_ccw' / 'tu'?)", "",
                            &pm, err, sizeof err) == 0,
           "retry prompt: %s", err);
     llm_message m[2];
-    llm_request req = {m, prompt_msgs_to_llm(&pm, m), NULL, NULL, NULL, 0};
+    llm_request req = {m, prompt_msgs_to_llm(&pm, m), NULL, NULL, NULL, 0, 0};
     llm_call(&r.cfg, &req, &r.res);
     CHECK(r.res.status == LLM_OK, "status %s: %s", llm_status_name(r.res.status), r.res.error);
     cJSON *reqs = fake_llm_requests(&r.f);

@@ -75,7 +75,7 @@ static void test_time_in_the_callback_is_not_the_llms(void)
     llm_config cfg;
     config_for(&cfg, &f);
     slow s = {.sleep_ms = 150};
-    llm_request req = {msgs, 1, slow_delta, &s, NULL, 0};
+    llm_request req = {msgs, 1, slow_delta, &s, NULL, 0, 0};
     llm_result r;
     llm_call(&cfg, &req, &r);
     CHECK(r.status == LLM_OK && strcmp(s.text, "tc(90);tc(90);tc(90);tc(90)") == 0, "%s: [%s]",
@@ -106,7 +106,7 @@ static void test_a_host_name_that_does_not_resolve_fails_at_once(void)
     cfg.backoff_ms = 1000; /* a retry would show in attempts, not only in time */
     cfg.progress = count_line;
     lines = 0;
-    llm_request req = {msgs, 1, NULL, NULL, NULL, 0};
+    llm_request req = {msgs, 1, NULL, NULL, NULL, 0, 0};
     llm_result r;
     llm_call(&cfg, &req, &r);
     CHECK(r.status == LLM_E_NETWORK, "status %s: %s", llm_status_name(r.status), r.error);
@@ -146,7 +146,7 @@ static void test_400_is_final_503_is_retried_with_a_line_each(void)
         return;
     llm_config cfg;
     config_for(&cfg, &f);
-    llm_request req = {msgs, 1, NULL, NULL, NULL, 0};
+    llm_request req = {msgs, 1, NULL, NULL, NULL, 0, 0};
     llm_result r;
     lines = 0;
     llm_call(&cfg, &req, &r);

@@ -96,8 +96,8 @@ static void test_plan_prompt_has_grammar_skills_examples_scene_and_task(const pr
 {
     prompt_msgs m;
     char err[512] = "";
-    CHECK(prompt_plan(ps, reg, "fly to the aple", scene, &m, err, sizeof err) == 0, "plan: %s",
-          err);
+    CHECK(prompt_plan(ps, reg, "fly to the aple", scene, NULL, &m, err, sizeof err) == 0,
+          "plan: %s", err);
     CHECK(HAS(m.system, "?cond{statements}"), "grammar missing from the system message");
     CHECK(HAS(m.system, "circle_around("), "user skill missing from the planning prompt");
     CHECK(HAS(m.system, "Task: fly a square"), "examples missing");
@@ -115,7 +115,7 @@ static void test_plan_prompt_has_grammar_skills_examples_scene_and_task(const pr
     printf("planning prompt: %zu + %zu bytes\n", strlen(m.system), strlen(m.user));
     prompt_msgs_free(&m);
 
-    CHECK(prompt_plan(ps, reg, "find a cat", "", &m, err, sizeof err) == 0, "plan: %s", err);
+    CHECK(prompt_plan(ps, reg, "find a cat", "", NULL, &m, err, sizeof err) == 0, "plan: %s", err);
     CHECK(HAS(m.user, "(nothing in view)"), "empty scene not described: %s", m.user);
     prompt_msgs_free(&m);
 }
@@ -125,7 +125,7 @@ static void test_retry_prompt_carries_plan_diagnostics_and_progress(const prompt
 {
     prompt_msgs m;
     char err[512] = "";
-    CHECK(prompt_retry(ps, reg, "find the apple", scene, "s('apple');turnleft(90)",
+    CHECK(prompt_retry(ps, reg, "find the apple", scene, NULL, "s('apple');turnleft(90)",
                        "1:12: unknown skill 'turnleft' (did you mean 'turn_ccw' / 'tu'?)",
                        "s('apple')", &m, err, sizeof err) == 0,
           "retry: %s", err);
@@ -142,7 +142,7 @@ static void test_replan_prompt_carries_reason_and_progress(const prompt_set *ps,
 {
     prompt_msgs m;
     char err[512] = "";
-    CHECK(prompt_replan(ps, reg, "cross the room", scene, "mf(900)", "tc(90)",
+    CHECK(prompt_replan(ps, reg, "cross the room", scene, NULL, "mf(900)", "tc(90)",
                         "move_forward(900) was refused: it would leave the geofence", &m, err,
                         sizeof err) == 0,
           "replan: %s", err);
@@ -151,7 +151,7 @@ static void test_replan_prompt_carries_reason_and_progress(const prompt_set *ps,
     CHECK(HAS(m.user, "mf(900)"), "previous plan missing");
     prompt_msgs_free(&m);
 
-    CHECK(prompt_replan(ps, reg, "x", scene, "rp", NULL, NULL, &m, err, sizeof err) == 0,
+    CHECK(prompt_replan(ps, reg, "x", scene, NULL, "rp", NULL, NULL, &m, err, sizeof err) == 0,
           "replan without details: %s", err);
     CHECK(HAS(m.user, "(nothing ran)"), "missing executed not described");
     prompt_msgs_free(&m);
@@ -182,7 +182,8 @@ static void test_user_directory_overrides_one_file(const skill_registry *reg, co
     CHECK(ps != NULL, "override: %s", err);
     if (ps) {
         prompt_msgs m;
-        CHECK(prompt_plan(ps, reg, "find it", "apple_1", &m, err, sizeof err) == 0, "%s", err);
+        CHECK(prompt_plan(ps, reg, "find it", "apple_1", NULL, &m, err, sizeof err) == 0, "%s",
+              err);
         CHECK(m.user && strcmp(m.user, "{literal} find it!!apple_1") == 0, "user [%s]", m.user);
         CHECK(HAS(m.system, "MY GRAMMAR {not_a_placeholder} }}"), "verbatim file was altered");
         CHECK(HAS(prompt_source(ps, "plan.txt"), dir), "source %s", prompt_source(ps, "plan.txt"));

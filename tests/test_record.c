@@ -272,13 +272,13 @@ static void test_controller(store *s)
     if (!rp) return;
     mission_llm src = mission_replay_llm(rp);
     deltas d = {"", 0, 0};
-    llm_request req = {msgs, 2, on_delta, &d, NULL, 0};
+    llm_request req = {msgs, 2, on_delta, &d, NULL, 0, 0};
     llm_result out;
     CHECK(src.complete(src.ud, MISSION_LLM_PLAN, true, &req, &out) == 0 &&
               strcmp(out.text, "tc(5)") == 0 && strcmp(d.text, "tc(5)") == 0,
           "plan reply streamed: %s", d.text);
     llm_result_free(&out);
-    llm_request plain = {msgs, 1, NULL, NULL, NULL, 0};
+    llm_request plain = {msgs, 1, NULL, NULL, NULL, 0, 0};
     CHECK(src.complete(src.ud, MISSION_LLM_PROBE, false, &plain, &out) == -1 &&
               out.status == LLM_E_TIMEOUT && strcmp(out.error, "no reply in 30 s") == 0,
           "the probe fails again: %d %s", (int)out.status, out.error);

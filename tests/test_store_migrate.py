@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A database of schema version 1 (the first one, before status 'hung')
-opened by this aloft: it is migrated to version 2 without losing a row, its
+opened by this aloft: it is migrated to the current version (4: candidate
+plans) without losing a row, its
 missions keep their events, 'hung' is then a valid status (and nonsense still
 is not), and new runs are recorded in it."""
 
@@ -90,11 +91,14 @@ with tempfile.TemporaryDirectory() as tmp:
           m.get("error") == "cancelled" and m.get("duration_ms") == 1000,
           "the old mission kept its row: %r" % m)
     check(doc.get("plans") == ["tc(90);->True"], "and its plan: %r" % doc.get("plans"))
+    check(doc.get("candidates") == [], "and no candidate plans: %r" % doc.get("candidates"))
     check([e["skill"] for e in doc.get("events", []) if e["kind"] == "call"] == ["turn_cw"],
           "and its calls: %r" % doc.get("events"))
 
     c = sqlite3.connect(db)
-    check(c.execute("PRAGMA user_version").fetchone()[0] == 3, "migrated to version 3")
+    check(c.execute("PRAGMA user_version").fetchone()[0] == 4, "migrated to version 4")
+    check(c.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0,
+          "version 4's candidates table is there, empty")
     c.execute("UPDATE missions SET status = 'hung' WHERE id = 1")
     c.commit()
     try:

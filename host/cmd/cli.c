@@ -4,6 +4,7 @@
 #include "llm/llm.h"
 #include "llm/prompt.h"
 #include "loader/loader.h"
+#include "mission/candidates.h"
 #include "mission/watchdog.h"
 
 #include <errno.h>
@@ -368,6 +369,16 @@ const char *cli_model(const char *model)
     if (model && *model) return model;
     pthread_once(&once, read_env_llm);
     return env_llm.model[0] ? env_llm.model : NULL;
+}
+
+int cli_candidates(const char *cmd, const char *arg, int *k)
+{
+    unsigned long long v;
+    if (cli_parse_u64(arg, false, &v) || v < 1 || v > MISSION_CANDIDATES_MAX)
+        return cli_usage_error(cmd, "--candidates: '%s' is not a number of plans in 1..%d", arg,
+                               MISSION_CANDIDATES_MAX);
+    *k = (int)v;
+    return 0;
 }
 
 int cli_check_prompts(const char *cmd, const char *dir)

@@ -151,6 +151,19 @@ atomic_bool *cli_cancel_flag(void);
     "                        (any of plan.txt, planner.txt, ... in prompts/)\n"                    \
     "  --llm-timeout-ms N    limit for one LLM call, retries included (default 120000)\n"
 
+/* The help lines of --candidates, shared by run, eval and serve. */
+#define CLI_CANDIDATES_HELP                                                                        \
+    "  --candidates K        ask the LLM for K plans at once (1..8; `n` in one\n"                  \
+    "                        request, or K requests when the server does not\n"                    \
+    "                        support it), keep those the checker (and --verify)\n"                 \
+    "                        accepts, fly the one with the fewest tokens; turns\n"                 \
+    "                        stream execution off. The report lists every\n"                       \
+    "                        candidate and what they cost\n"
+
+/* Parses --candidates K (1..MISSION_CANDIDATES_MAX) into *K. Returns 0, or
+ * CLI_USAGE after printing the usage error. */
+int cli_candidates(const char *cmd, const char *arg, int *k);
+
 /* Checks a --prompts DIR: a directory whose templates (any of prompts/'s
  * file names; the rest stay built in) all load. Returns -1 when it is fine,
  * else the exit status after printing the problem. */

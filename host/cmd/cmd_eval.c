@@ -33,8 +33,10 @@ static const char usage[] =
     "  --jobs N              flights at once (default 1; more for fast servers)\n"
     "  --seed N              simulator seed of the first repeat; repeat k uses\n"
     "                        N+k (default 1)\n"
-    "  --db FILE             the store the flights are recorded in\n"
-    "  --verify N            verify each plan in N sampled worlds before it flies\n"
+    "  --db FILE             the store the flights are recorded in (each flight\n"
+    "                        plans without the object memory of earlier ones)\n"
+    "  --verify N            verify each plan in N sampled worlds before it "
+    "flies\n" CLI_CANDIDATES_HELP
     "  --price-in X          price per million prompt tokens: adds the cost\n"
     "  --price-out X         price per million completion tokens\n"
     "  --json                print the scores as one JSON document\n"
@@ -63,6 +65,7 @@ enum {
     OPT_HTML,
     OPT_COMPARE,
     OPT_QUIET,
+    OPT_CANDIDATES,
 };
 
 #define EVAL_MAX_REPEAT 1000
@@ -72,7 +75,7 @@ enum {
 typedef struct eval_args {
     cli_common c;
     const char *llm_url, *model, *prompts, *db, *html;
-    const char *max_tries, *max_replans, *llm_timeout, *verify;
+    const char *max_tries, *max_replans, *llm_timeout, *verify, *candidates;
     bool no_stream, compare, quiet;
     unsigned long long repeat, jobs, seed;
     double price_in, price_out;
@@ -122,6 +125,12 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_MAX_REPLANS: return pass_count("max-replans", arg, 0, &a->max_replans);
     case OPT_LLM_TIMEOUT: return pass_count("llm-timeout-ms", arg, 1, &a->llm_timeout);
     case OPT_VERIFY: return pass_count("verify", arg, 1, &a->verify);
+    case OPT_CANDIDATES: {
+        int k;
+        if (cli_candidates("eval", arg, &k)) return CLI_USAGE;
+        a->candidates = arg;
+        return 0;
+    }
     case OPT_REPEAT: return count_option("repeat", arg, 1, EVAL_MAX_REPEAT, &a->repeat);
     case OPT_JOBS: return count_option("jobs", arg, 1, EVAL_MAX_JOBS, &a->jobs);
     case OPT_SEED: return count_option("seed", arg, 0, 1000000000, &a->seed);
@@ -193,6 +202,7 @@ static char **flight_argv(const eval_args *a, const char *exe, const evalsuite_s
                               {"--max-replans", a->max_replans},
                               {"--llm-timeout-ms", a->llm_timeout},
                               {"--verify", a->verify},
+                              {"--candidates", a->candidates},
                               {"--db", a->db},
                               {"--prompts", a->prompts}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
@@ -201,6 +211,9 @@ static char **flight_argv(const eval_args *a, const char *exe, const evalsuite_s
             v[k++] = (char *)pairs[i][1];
         }
     if (a->no_stream) v[k++] = "--no-stream";
+    /* Each run plans from what it sees, not from what earlier runs of the
+     * same scene saw: repeats stay independent. */
+    v[k++] = "--no-memory";
     return v;
 }
 
@@ -403,6 +416,7 @@ int cmd_eval(int argc, char **argv)
         {"seed", required_argument, 0, OPT_SEED},
         {"db", required_argument, 0, OPT_DB},
         {"verify", required_argument, 0, OPT_VERIFY},
+        {"candidates", required_argument, 0, OPT_CANDIDATES},
         {"price-in", required_argument, 0, OPT_PRICE_IN},
         {"price-out", required_argument, 0, OPT_PRICE_OUT},
         {"html", required_argument, 0, OPT_HTML},

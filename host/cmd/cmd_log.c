@@ -193,6 +193,40 @@ static void print_event(const cJSON *e, const cJSON *plans)
     }
 }
 
+/* The candidate plans of a mission flown with --candidates, after its
+ * timeline: each round's replies, which one flew and why the others did not. */
+static void print_candidates(const cJSON *doc)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "candidates");
+    if (!cJSON_GetArraySize(c)) return;
+    printf("\n  candidate plans\n");
+    for (c = c->child; c; c = c->next) {
+        bool chosen = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "chosen"));
+        bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "accepted"));
+        printf("  round %.0f #%.0f  %s", num(c, "round", 0), num(c, "index", 0),
+               chosen ? "flown"
+               : ok   ? "accepted"
+                      : "rejected");
+        if (num(c, "tokens", -1) >= 0) printf(", %.0f tokens", num(c, "tokens", 0));
+        if (num(c, "verify_failed", -1) >= 0)
+            printf(", %.0f sampled worlds failed", num(c, "verify_failed", 0));
+        printf("\n%19s", "");
+        const char *why = str(c, "diagnostics");
+        if (why) {
+            /* without its last line break: the plan follows on the next */
+            size_t n = strlen(why);
+            while (n && why[n - 1] == '\n')
+                n--;
+            char *cut = strndup(why, n);
+            print_indented(cut ? cut : why, 19);
+            free(cut);
+            printf("\n%19s", "");
+        }
+        print_indented(*field(c, "text") ? field(c, "text") : "(no plan)", 19);
+        putchar('\n');
+    }
+}
+
 static void print_mission(store *s, const cJSON *doc)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mission");
@@ -234,6 +268,7 @@ static void print_mission(store *s, const cJSON *doc)
             e = e->next;
         }
     }
+    print_candidates(doc);
 }
 
 /* ---- the command ----------------------------------------------------------- */

@@ -61,7 +61,9 @@ static const char usage[] =
     "                        it runs (a failing one counts as a failed try), so\n"
     "                        --verify turns stream execution off (as --no-stream);\n"
     "                        the drone is up before the first plan arrives.\n"
-    "                        With --drone tello it needs --scene\n"
+    "                        With --drone tello it needs --scene\n" CLI_CANDIDATES_HELP
+    "  --no-memory           planning prompts list no remembered objects of the\n"
+    "                        world (by default those out of view are listed)\n"
     "  --skills DIR          also load the skill files of DIR (repeatable)\n"
     "  --max-instructions N  instruction budget (default 10000000)\n"
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
@@ -104,6 +106,8 @@ enum {
     OPT_VERIFY,
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
+    OPT_CANDIDATES,
+    OPT_NO_MEMORY,
 };
 
 typedef struct run_args {
@@ -132,8 +136,10 @@ typedef struct run_args {
     bool tello_options; /* a Tello option other than --drone was given */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
-    long verify;   /* --verify N worlds, or 0 */
-    bool reported; /* the report went out (print_report) */
+    long verify;    /* --verify N worlds, or 0 */
+    int candidates; /* --candidates K, or 0 */
+    bool no_memory; /* --no-memory */
+    bool reported;  /* the report went out (print_report) */
 } run_args;
 
 static const char *option_name(const struct option *opts, int code)
@@ -208,6 +214,8 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"verify", required_argument, 0, OPT_VERIFY},
         {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
         {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
+        {"candidates", required_argument, 0, OPT_CANDIDATES},
+        {"no-memory", no_argument, 0, OPT_NO_MEMORY},
         TELLO_LONG_OPTIONS(OPT_TELLO),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
@@ -288,6 +296,10 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->verify = (long)n;
             break;
         }
+        case OPT_CANDIDATES:
+            if (cli_candidates(a->c.cmd, optarg, &a->candidates)) return CLI_USAGE;
+            break;
+        case OPT_NO_MEMORY: a->no_memory = true; break;
         case OPT_LLM_URL: a->llm_url = optarg; break;
         case OPT_MODEL: a->model = optarg; break;
         case OPT_NO_STREAM: a->no_stream = true; break;
@@ -327,6 +339,9 @@ static int parse_args(run_args *a, int argc, char **argv)
         return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
                                a->on_tello ? " on a Tello" : "");
     if (a->verify) a->no_stream = true; /* a plan is verified whole */
+    if (a->candidates && !a->task)
+        return cli_usage_error(a->c.cmd, "--candidates asks the LLM for plans: it needs --task");
+    if (a->candidates) a->no_stream = true; /* each candidate is judged whole */
     if (a->plan_path && a->task)
         return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
     if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
@@ -377,6 +392,7 @@ static void apply_params(run_args *a, const replay_params *p)
 {
     if (!p->stream) a->no_stream = true;
     if (!a->max_tries && p->max_tries) a->max_tries = (unsigned long long)p->max_tries;
+    if (!a->candidates) a->candidates = p->candidates;
     if (a->max_replans == ~0ull && p->max_replans >= 0)
         a->max_replans = (unsigned long long)p->max_replans;
     if (!a->c.limits.max_instructions) a->c.limits.max_instructions = p->limits.max_instructions;
@@ -462,6 +478,8 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->stream = !a->no_stream;
     c->max_tries = (int)a->max_tries;
     c->max_replans = a->max_replans == ~0ull ? -1 : (int)a->max_replans;
+    c->candidates = a->candidates;
+    c->no_memory = a->no_memory;
     c->replies = in->replies;
     c->replay_of = in->replay_of;
     c->skill_dirs = a->c.skill_dirs;

@@ -42,7 +42,7 @@ static const char usage[] =
     "                          tello[:HOST]    a Tello (default 192.168.10.1);\n"
     "                                          --scene gives its limits\n"
     "                        (default: one simulator in --scene)\n"
-    "  --scene FILE          the scene of `--drone sim`\n" CLI_LLM_HELP
+    "  --scene FILE          the scene of `--drone sim`\n" CLI_LLM_HELP CLI_CANDIDATES_HELP
     "  --time-scale X        simulated seconds per real second (default 1)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --db FILE             the mission store (default $ALOFT_DB, else\n"
@@ -76,6 +76,7 @@ enum {
     OPT_TOKEN,
     OPT_TLS_CERT,
     OPT_TLS_KEY,
+    OPT_CANDIDATES,
 };
 
 typedef struct serve_args {
@@ -88,6 +89,7 @@ typedef struct serve_args {
     const char *llm_url, *model, *db, *prompts;
     bool no_stream;
     long long max_tries, max_replans, llm_timeout_ms;
+    int candidates;
     double time_scale;
     unsigned long long seed;
 } serve_args;
@@ -129,6 +131,7 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_DB: a->db = arg; return 0;
     case OPT_PROMPTS: a->prompts = arg; return 0;
     case OPT_NO_STREAM: a->no_stream = true; return 0;
+    case OPT_CANDIDATES: return cli_candidates(cmd, arg, &a->candidates);
     case OPT_MAX_TRIES: return parse_count(cmd, "max-tries", arg, true, &a->max_tries);
     case OPT_MAX_REPLANS: return parse_count(cmd, "max-replans", arg, false, &a->max_replans);
     case OPT_LLM_TIMEOUT: return parse_count(cmd, "llm-timeout-ms", arg, true, &a->llm_timeout_ms);
@@ -228,6 +231,7 @@ int cmd_serve(int argc, char **argv)
         {"token", required_argument, 0, OPT_TOKEN},
         {"tls-cert", required_argument, 0, OPT_TLS_CERT},
         {"tls-key", required_argument, 0, OPT_TLS_KEY},
+        {"candidates", required_argument, 0, OPT_CANDIDATES},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
@@ -268,6 +272,7 @@ int cmd_serve(int argc, char **argv)
                             .stream = !a.no_stream,
                             .max_tries = (int)a.max_tries,
                             .max_replans = (int)a.max_replans,
+                            .candidates = a.candidates,
                             .skill_dirs = a.c.skill_dirs,
                             .n_skill_dirs = a.c.n_skill_dirs};
     char err[1024];

@@ -2,6 +2,7 @@
  * Reading chat-completions documents. See chat_reply.h for the shapes.
  */
 #include "llm/chat_reply.h"
+#include "llm/llm.h"
 #include "utf8.h"
 
 #include <cjson/cJSON.h>
@@ -274,4 +275,64 @@ int chat_reply_body(chat_reply *r, const char *body, size_t len, textbuf *text, 
     }
     cJSON_Delete(root);
     return rc;
+}
+
+/* The server's index of a choice: a whole number that fits, else -1. */
+static int choice_index(const cJSON *choice)
+{
+    const cJSON *i = item(choice, "index");
+    if (!cJSON_IsNumber(i) || !(i->valuedouble >= 0 && i->valuedouble <= 1e6)) return -1;
+    if (i->valuedouble != (double)(int)i->valuedouble) return -1;
+    return (int)i->valuedouble;
+}
+
+static bool index_taken(const struct llm_choice *out, int n, int index)
+{
+    for (int i = 0; i < n; i++)
+        if (out[i].index == index) return true;
+    return false;
+}
+
+int chat_reply_choices(const char *body, size_t len, struct llm_choice *out, int max)
+{
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    const cJSON *choices = item(root, "choices");
+    if (!cJSON_IsArray(choices) || max <= 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    /* OUT is kept in the order of index and holds the MAX lowest: a server
+     * that sends more than asked, in any order, gives the same ones. */
+    int n = 0, pos = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, choices)
+    {
+        int index = choice_index(c);
+        if (index < 0) index = pos;
+        pos++;
+        /* Two choices claiming one index: the server contradicts itself,
+         * and the first word stands. */
+        if (index_taken(out, n, index)) continue;
+        if (n == max && index > out[n - 1].index) continue;
+        const cJSON *msg = item(c, "message");
+        const cJSON *content = item(msg, "content");
+        struct llm_choice o;
+        memset(&o, 0, sizeof o);
+        o.index = index;
+        o.text = strdup(cJSON_IsString(content) ? content->valuestring : "");
+        if (!o.text) break;
+        o.len = strlen(o.text);
+        const cJSON *f = item(c, "finish_reason");
+        if (cJSON_IsString(f))
+            snprintf(o.finish_reason, sizeof o.finish_reason, "%s", f->valuestring);
+        o.refused = !o.len && (cJSON_IsString(item(msg, "refusal")) ||
+                               cJSON_IsArray(item(msg, "tool_calls")));
+        if (n == max) free(out[--n].text); /* the highest index makes room */
+        int j = n++;
+        for (; j > 0 && out[j - 1].index > o.index; j--)
+            out[j] = out[j - 1];
+        out[j] = o;
+    }
+    cJSON_Delete(root);
+    return n;
 }

@@ -57,6 +57,14 @@ int chat_reply_event(chat_reply *r, const char *type, const char *data, size_t l
  * JSON. */
 int chat_reply_body(chat_reply *r, const char *body, size_t len, textbuf *text, bool *has_content);
 
+/* The choices of a whole reply asked with n > 1: the MAX with the lowest
+ * `index` into OUT (their text malloc'd), in the order of index (a choice
+ * without a valid one takes its place in the array as its index; a
+ * repeated index is dropped). Returns how many, or -1 when BODY is not JSON or holds no
+ * choices array. Declared with llm.h's llm_choice. */
+struct llm_choice;
+int chat_reply_choices(const char *body, size_t len, struct llm_choice *out, int max);
+
 /* A short summary of the server's words in an error body of LEN bytes: the
  * message of a JSON error object, the title (else the text) of an HTML
  * page, else the text itself; white space collapsed, at most

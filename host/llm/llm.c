@@ -130,6 +130,8 @@ typedef struct attempt {
     chat_reply rep;
     size_t rx;           /* response body bytes received, against BODY_MAX */
     long retry_after_ms; /* from a Retry-After header; -1 if none or unreadable */
+    llm_choice *choices; /* n > 1: the reply's choices (parse_choices) */
+    int nchoices;
 
     llm_status fail; /* set by the body handlers */
     char err[LLM_ERR_MAX];
@@ -323,6 +325,7 @@ static char *request_json(const llm_config *cfg, const llm_request *req)
     }
     if (cfg->temperature >= 0) cJSON_AddNumberToObject(root, "temperature", cfg->temperature);
     if (cfg->max_tokens > 0) cJSON_AddNumberToObject(root, "max_tokens", cfg->max_tokens);
+    if (req->n > 1 && !cfg->stream) cJSON_AddNumberToObject(root, "n", req->n);
     /* A task or a skill description with invalid UTF-8 must still make a
      * request body the server can parse. */
     char *s = jsonout_print(root);
@@ -401,6 +404,26 @@ static void http_failure(attempt *a, long code, const char *url)
         fail(a, LLM_E_HTTP, "HTTP %ld from %s%s%s", code, url, sep, msg);
 }
 
+/* A whole reply to a request with n > 1: every choice, each judged by the
+ * caller (one cut or refused choice does not sink the others). */
+static void parse_choices(attempt *a)
+{
+    int max = a->req->n;
+    a->choices = calloc((size_t)max, sizeof *a->choices);
+    if (!a->choices) {
+        fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
+        return;
+    }
+    int n = chat_reply_choices(a->body.s ? a->body.s : "", a->body.len, a->choices, max);
+    if (n <= 0) {
+        fail(a, LLM_E_PROTOCOL, "the reply holds no choices (asked for %d)", max);
+        return;
+    }
+    a->nchoices = n;
+    textbuf_clear(&a->text);
+    textbuf_add(&a->text, a->choices[0].text, a->choices[0].len);
+}
+
 /* A whole (non-SSE) successful body: {"choices":[{"message":{"content":..}}]}. */
 static void parse_body(attempt *a)
 {
@@ -416,6 +439,8 @@ static void parse_body(attempt *a)
              *a->rep.error_msg ? a->rep.error_msg : "(no message)");
     } else if (a->text.oom) {
         fail(a, LLM_E_PROTOCOL, "out of memory while reading the reply");
+    } else if (a->req->n > 1 && !a->cfg->stream) { /* `n` was sent */
+        parse_choices(a);
     } else if (!cut_by_server(a)) {
         no_text(a);
         if (!a->fail && !has_content)
@@ -523,7 +548,14 @@ static void attempt_run(attempt *a, const char *url, struct curl_slist *hdrs, co
     }
 }
 
-/* Everything but the text, which may go to the caller. */
+static void choices_free(llm_choice *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(c[i].text);
+    free(c);
+}
+
+/* Everything but the text and the choices, which may go to the caller. */
 static void attempt_free(attempt *a)
 {
     sse_free(&a->sse);
@@ -677,6 +709,12 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
             out->prompt_tokens = a.rep.prompt_tokens;
             out->completion_tokens = a.rep.completion_tokens;
             out->cached_tokens = a.rep.cached_tokens;
+            if (a.fail) {
+                choices_free(a.choices, a.nchoices);
+            } else {
+                out->choices = a.choices;
+                out->nchoices = a.nchoices;
+            }
             attempt_free(&a);
             break;
         }
@@ -687,6 +725,7 @@ int llm_call(const llm_config *cfg, const llm_request *req, llm_result *out)
             cfg->progress(cfg->progress_ud, line);
         }
         attempt_free(&a);
+        choices_free(a.choices, a.nchoices);
         textbuf_free(&a.text);
         if (!wait_ms(req, wait)) {
             set_error(out, LLM_E_CANCELLED, "cancelled");
@@ -716,6 +755,9 @@ void llm_result_trimmed(const llm_result *r, char *out, size_t outlen)
 
 void llm_result_free(llm_result *r)
 {
+    choices_free(r->choices, r->nchoices);
+    r->choices = NULL;
+    r->nchoices = 0;
     free(r->text);
     r->text = NULL;
     r->len = 0;

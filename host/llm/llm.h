@@ -95,7 +95,23 @@ typedef struct llm_request {
      * total_timeout_ms; the call ends with LLM_E_TIMEOUT when it runs out.
      * The mission controller passes what is left of the mission's time. */
     long budget_ms;
+    /* > 1: ask for this many alternative replies in one request (OpenAI's
+     * `n`; not streamed: a streaming call ignores it). The server may
+     * return fewer, or only one when it does not know `n` (Ollama): the
+     * caller counts llm_result.nchoices. <= 1: `n` is not sent. */
+    int n;
 } llm_request;
+
+/* One of the replies of a request with n > 1, in the order of the server's
+ * `index`. A choice the server cut ("length", "content_filter") keeps its
+ * text and finish_reason: the caller must not act on it as whole. */
+typedef struct llm_choice {
+    char *text; /* malloc'd, NUL-terminated ("" for a null content) */
+    size_t len;
+    char finish_reason[32]; /* "" if the server sent none */
+    int index;              /* the server's choices[i].index, else the position */
+    bool refused;           /* the choice is a refusal (or a tool call), no text */
+} llm_choice;
 
 typedef enum llm_status {
     LLM_OK = 0,
@@ -124,13 +140,17 @@ typedef struct llm_result {
     bool usage_known;       /* the server reported usage */
     int prompt_tokens;
     int completion_tokens;
-    int cached_tokens;       /* prompt tokens served from the server's prompt cache
-                                (usage.prompt_tokens_details.cached_tokens); 0 if unsaid */
-    double latency_ms;       /* waiting for the server: wall_ms less callback_ms */
-    double wall_ms;          /* call start to end, retries and callbacks included */
-    double callback_ms;      /* time spent inside the delta callback */
-    double ttft_ms;          /* call start to first content byte; -1 if none */
-    int attempts;            /* HTTP requests made */
+    int cached_tokens;  /* prompt tokens served from the server's prompt cache
+                           (usage.prompt_tokens_details.cached_tokens); 0 if unsaid */
+    double latency_ms;  /* waiting for the server: wall_ms less callback_ms */
+    double wall_ms;     /* call start to end, retries and callbacks included */
+    double callback_ms; /* time spent inside the delta callback */
+    double ttft_ms;     /* call start to first content byte; -1 if none */
+    int attempts;       /* HTTP requests made */
+    /* A request with n > 1 that succeeded: every choice that came (at
+     * least one; TEXT is a copy of the first's). NULL, 0 otherwise. */
+    llm_choice *choices;
+    int nchoices;
     char error[LLM_ERR_MAX]; /* a message a user understands; "" when ok */
 } llm_result;
 

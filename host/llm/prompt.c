@@ -23,7 +23,7 @@
 #define PROMPT_FILE_MAX (256u * 1024u)
 
 /* The placeholders of the planning family (planner, plan, retry, replan). */
-#define PLANNING_VARS "skills minispec examples task scene "
+#define PLANNING_VARS "skills minispec examples task scene memory "
 
 enum { T_MINISPEC, T_EXAMPLES, T_PLANNER, T_PLAN, T_RETRY, T_REPLAN, T_PROBE, T_COUNT };
 
@@ -405,7 +405,7 @@ static char *planner_system(const prompt_set *ps, const skill_registry *reg, cha
 }
 
 /* Fills template I as the user message after the planner system message.
- * VARS must leave room for the five shared planning placeholders. */
+ * VARS must leave room for the three placeholders added here (ten in all). */
 static int planning(const prompt_set *ps, const skill_registry *reg, int i, var *vars, int nvars,
                     prompt_msgs *out, char *err, size_t errlen)
 {
@@ -431,41 +431,44 @@ static int planning(const prompt_set *ps, const skill_registry *reg, int i, var 
 #define NOTHING "(none)"
 
 int prompt_plan(const prompt_set *ps, const skill_registry *reg, const char *task,
-                const char *scene, prompt_msgs *out, char *err, size_t errlen)
+                const char *scene, const char *memory, prompt_msgs *out, char *err, size_t errlen)
 {
-    var vars[8] = {
+    var vars[10] = {
         {"task", or_default(task, NOTHING)},
         {"scene", or_default(scene, NO_SCENE)},
+        {"memory", memory ? memory : ""},
     };
-    return planning(ps, reg, T_PLAN, vars, 2, out, err, errlen);
+    return planning(ps, reg, T_PLAN, vars, 3, out, err, errlen);
 }
 
 int prompt_retry(const prompt_set *ps, const skill_registry *reg, const char *task,
-                 const char *scene, const char *plan, const char *diagnostics, const char *executed,
-                 prompt_msgs *out, char *err, size_t errlen)
+                 const char *scene, const char *memory, const char *plan, const char *diagnostics,
+                 const char *executed, prompt_msgs *out, char *err, size_t errlen)
 {
-    var vars[8] = {
+    var vars[10] = {
         {"task", or_default(task, NOTHING)},
         {"scene", or_default(scene, NO_SCENE)},
+        {"memory", memory ? memory : ""},
         {"plan", or_default(plan, "(empty)")},
         {"diagnostics", or_default(diagnostics, NOTHING)},
         {"executed", or_default(executed, "(nothing ran)")},
     };
-    return planning(ps, reg, T_RETRY, vars, 5, out, err, errlen);
+    return planning(ps, reg, T_RETRY, vars, 6, out, err, errlen);
 }
 
 int prompt_replan(const prompt_set *ps, const skill_registry *reg, const char *task,
-                  const char *scene, const char *plan, const char *executed, const char *reason,
-                  prompt_msgs *out, char *err, size_t errlen)
+                  const char *scene, const char *memory, const char *plan, const char *executed,
+                  const char *reason, prompt_msgs *out, char *err, size_t errlen)
 {
-    var vars[8] = {
+    var vars[10] = {
         {"task", or_default(task, NOTHING)},
         {"scene", or_default(scene, NO_SCENE)},
+        {"memory", memory ? memory : ""},
         {"plan", or_default(plan, "(empty)")},
         {"executed", or_default(executed, "(nothing ran)")},
         {"reason", or_default(reason, "the plan asked for a new plan")},
     };
-    return planning(ps, reg, T_REPLAN, vars, 5, out, err, errlen);
+    return planning(ps, reg, T_REPLAN, vars, 6, out, err, errlen);
 }
 
 int prompt_probe(const prompt_set *ps, const char *question, const char *scene, prompt_msgs *out,

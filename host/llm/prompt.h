@@ -4,7 +4,7 @@
  *
  *   prompts/planner.txt   system message of every planning request
  *                         ({skills} {minispec} {examples})
- *   prompts/plan.txt      first plan for a task        ({task} {scene})
+ *   prompts/plan.txt      first plan for a task        ({task} {scene} {memory})
  *   prompts/retry.txt     the plan failed the checker  ({plan} {diagnostics} {executed})
  *   prompts/replan.txt    the plan asked for / needs a new one ({plan} {executed} {reason})
  *   prompts/probe.txt     a question asked during flight ({question} {scene})
@@ -68,21 +68,24 @@ char *prompt_skill_list(const skill_registry *reg);
 
 /* The builders. Arguments may be NULL or "" where nothing is known (the
  * template then reads "(none)" or "(nothing in view)"). SCENE is the SPEC
- * §11 scene description. Each returns 0, or -1 with a message in ERR. */
+ * §11 scene description; MEMORY the remembered objects out of view
+ * (mission/memory.h: "" or NULL when none, and the template's {memory}
+ * then vanishes; optional in every planning template). Each returns 0, or
+ * -1 with a message in ERR. */
 int prompt_plan(const prompt_set *ps, const skill_registry *reg, const char *task,
-                const char *scene, prompt_msgs *out, char *err, size_t errlen);
+                const char *scene, const char *memory, prompt_msgs *out, char *err, size_t errlen);
 
 /* The plan failed the checker (before or during streaming). DIAGNOSTICS are
  * the "line:col: message" lines; EXECUTED the statements already run. */
 int prompt_retry(const prompt_set *ps, const skill_registry *reg, const char *task,
-                 const char *scene, const char *plan, const char *diagnostics, const char *executed,
-                 prompt_msgs *out, char *err, size_t errlen);
+                 const char *scene, const char *memory, const char *plan, const char *diagnostics,
+                 const char *executed, prompt_msgs *out, char *err, size_t errlen);
 
 /* The plan called rp, a skill failed or a constraint refused a motion;
  * REASON says which, in words. */
 int prompt_replan(const prompt_set *ps, const skill_registry *reg, const char *task,
-                  const char *scene, const char *plan, const char *executed, const char *reason,
-                  prompt_msgs *out, char *err, size_t errlen);
+                  const char *scene, const char *memory, const char *plan, const char *executed,
+                  const char *reason, prompt_msgs *out, char *err, size_t errlen);
 
 /* A probe/query during flight: QUESTION about the latest SCENE. */
 int prompt_probe(const prompt_set *ps, const char *question, const char *scene, prompt_msgs *out,

@@ -8,6 +8,7 @@
 #include "textbuf.h"
 
 #include "llm/plan_text.h"
+#include "mission/candidates.h"
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "vision/objects.h"
@@ -103,6 +104,10 @@ typedef struct mission {
      * first skill call since then is still to come. */
     double t_delta;
     bool await_call;
+
+    /* --candidates: the rounds so far, and the prompt of the one asking. */
+    candidates cands;
+    const prompt_msgs *pm;
 } mission;
 
 static bool cancelled(const mission *m)
@@ -122,10 +127,34 @@ static void progress(const mission *m, const char *fmt, ...)
     fflush(f);
 }
 
+/* The remembered objects of this world out of view (mission/memory.h), for
+ * a planning prompt: "" when there is no memory or nothing to say. */
+static char *memory_now(mission *m, const vision_object *view, int nview)
+{
+    const mission_memory *mm = &m->o->memory;
+    mission_world *w = m->o->run.world;
+    if (!mm->recall || !w || !w->drone) return strdup("");
+    store_object *objs = malloc(MEMORY_RECALL_MAX * sizeof *objs);
+    double *ages = malloc(MEMORY_RECALL_MAX * sizeof *ages);
+    int n = objs && ages ? mm->recall(mm->ud, objs, ages, MEMORY_RECALL_MAX) : -1;
+    char *out = NULL;
+    if (n > 0) {
+        drone_pose pose = mission_world_pose(w);
+        const scene_camera *cam = w->scene ? &w->scene->camera : NULL;
+        size_t need = memory_describe(objs, ages, n, &pose, cam, view, nview, NULL, NULL, 0) + 1;
+        out = malloc(need);
+        if (out) memory_describe(objs, ages, n, &pose, cam, view, nview, NULL, out, need);
+    }
+    free(objs);
+    free(ages);
+    return out ? out : strdup("");
+}
+
 /* The scene description of what the camera sees now (SPEC §11): for a
  * planning prompt, the objects the task concerns first and the rest capped
- * (vision/relevance.h); for probe (TASK NULL) the full view. */
-static char *scene_now(mission *m, const char *task)
+ * (vision/relevance.h), and in *MEMORY what is remembered out of view; for
+ * probe (TASK NULL) the full view. */
+static char *scene_now(mission *m, const char *task, char **memory)
 {
     vision_object objs[VISION_MAX_OBJECTS];
     char err[256];
@@ -133,6 +162,7 @@ static char *scene_now(mission *m, const char *task)
                 ? m->ctx->observe(m->ctx->observe_ud, objs, VISION_MAX_OBJECTS, err, sizeof err)
                 : 0;
     if (n < 0) n = 0;
+    if (memory) *memory = memory_now(m, objs, n);
     size_t need = (task ? vision_describe_for_task(objs, n, task, NULL, 0)
                         : vision_describe(objs, n, NULL, 0)) +
                   1;
@@ -159,7 +189,7 @@ static bool out_of_time(const mission *m)
 /* One request to the LLM, counted and shown to the observer. It gets at
  * most the mission's remaining time; with none left it is not sent. */
 static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs *pm,
-               llm_delta_fn on_delta, llm_result *res)
+               llm_delta_fn on_delta, int nreplies, llm_result *res)
 {
     llm_message msgs[2];
     int n = prompt_msgs_to_llm(pm, msgs);
@@ -173,7 +203,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
     /* Rounded up: when the call times out, the mission's time is up too.
      * Clamped: --timeout-ms may be up to 2^64 ms, beyond a long. */
     long budget = left < (double)(LONG_MAX / 2) ? (long)ceil(left) : LONG_MAX / 2;
-    llm_request req = {msgs, n, on_delta, m, m->o->cancel, budget};
+    llm_request req = {msgs, n, on_delta, m, m->o->cancel, budget, nreplies};
     int rc = m->o->llm.complete(m->o->llm.ud, kind, stream, &req, res);
     m->llm_calls++;
     m->plan_ms += res->latency_ms;
@@ -187,7 +217,10 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
          * sides from the text and say so in the report. */
         for (int i = 0; i < n; i++)
             m->prompt_tokens += estimate_tokens(strlen(msgs[i].content));
-        m->completion_tokens += estimate_tokens(res->len);
+        size_t len = res->len;
+        for (int i = 1; i < res->nchoices; i++) /* the first is res->text */
+            len += res->choices[i].len;
+        m->completion_tokens += estimate_tokens(len);
         m->tokens_estimated = true;
     }
     if (m->o->obs.llm_exchange) m->o->obs.llm_exchange(m->o->obs.ud, kind, msgs, n, res);
@@ -198,7 +231,7 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
 static int probe(void *ud, const char *question, char *out, size_t outlen, char *err, size_t errlen)
 {
     mission *m = ud;
-    char *scene = scene_now(m, NULL);
+    char *scene = scene_now(m, NULL, NULL);
     prompt_msgs pm = {0};
     if (prompt_probe(m->o->prompts, question, scene, &pm, err, errlen)) {
         free(scene);
@@ -206,7 +239,7 @@ static int probe(void *ud, const char *question, char *out, size_t outlen, char 
     }
     free(scene);
     llm_result res;
-    int rc = ask(m, MISSION_LLM_PROBE, false, &pm, NULL, &res);
+    int rc = ask(m, MISSION_LLM_PROBE, false, &pm, NULL, 1, &res);
     prompt_msgs_free(&pm);
     if (rc) {
         snprintf(err, errlen, "the LLM did not answer: %s", res.error);
@@ -235,11 +268,17 @@ static void on_skill_event(void *ud, const skill_event *ev)
 
 /* ---- running a plan as it arrives ----------------------------------------- */
 
-static void set_diag(mission *m, const ms_diag *d)
+static void add_diag(textbuf *t, const ms_diag *d)
 {
     char line[400];
     int n = snprintf(line, sizeof line, "%d:%d: %s\n", d->line, d->col, d->message);
-    textbuf_add(&m->diag, line, (size_t)n);
+    if (n >= (int)sizeof line) n = (int)sizeof line - 1;
+    textbuf_add(t, line, (size_t)n);
+}
+
+static void set_diag(mission *m, const ms_diag *d)
+{
+    add_diag(&m->diag, d);
 }
 
 /* Runs every event the parser can report from the text so far. Returns
@@ -317,17 +356,23 @@ static void finish_plan(mission *m)
     drain(m);
 }
 
-static bool check_whole(mission *m, const char *plan, size_t len)
+/* The checker's verdict on a whole plan; its diagnostics into DIAG. */
+static bool check_into(mission *m, const char *plan, size_t len, textbuf *diag)
 {
     ms_options mo = {.max_loop = m->o->run.max_loop};
     ms_result r;
     memset(&r, 0, sizeof r);
     bool ok = minispec_compile(m->o->run.reg, plan, len, &mo, &r) == 0 && r.ok;
     for (int i = 0; !ok && i < r.ndiags; i++)
-        set_diag(m, &r.diags[i]);
-    if (!ok && !r.ndiags) textbuf_adds(&m->diag, "the plan does not compile\n");
+        add_diag(diag, &r.diags[i]);
+    if (!ok && !r.ndiags) textbuf_adds(diag, "the plan does not compile\n");
     ms_result_free(&r);
     return ok;
+}
+
+static bool check_whole(mission *m, const char *plan, size_t len)
+{
+    return check_into(m, plan, len, &m->diag);
 }
 
 /* The caller's last word on a valid plan before it runs (mission_opts.vet). */
@@ -341,12 +386,60 @@ static bool vet(mission *m, const char *plan, size_t len)
     return false;
 }
 
+/* ---- candidate plans (mission/candidates.h) --------------------------------- */
+
+static int cand_ask(void *ud, mission_llm_kind kind, int n, llm_result *res)
+{
+    mission *m = ud;
+    return ask(m, kind, false, m->pm, NULL, n, res);
+}
+
+static bool cand_check(void *ud, const char *plan, size_t len, textbuf *diag)
+{
+    return check_into(ud, plan, len, diag);
+}
+
+static bool cand_cancelled(void *ud)
+{
+    return cancelled(ud);
+}
+
+/* One round of candidates for PM: the chosen plan runs as a whole plan
+ * would; none chosen is a failed try. Returns ask()'s result (-1 when no
+ * reply came, RES then says why). */
+static int run_candidates(mission *m, mission_llm_kind kind, const prompt_msgs *pm, llm_result *res)
+{
+    candidates_ops ops = {.ask = cand_ask,
+                          .check = cand_check,
+                          .vet = m->o->vet,
+                          .vet_ud = m->o->vet_ud,
+                          .cancelled = cand_cancelled,
+                          .obs = m->o->obs,
+                          .progress = m->o->run.progress,
+                          .ud = m};
+    m->pm = pm;
+    char *plan = NULL;
+    size_t len = 0;
+    int r = candidates_round(&m->cands, &ops, kind, &plan, &len, &m->plan, &m->diag, res);
+    m->pm = NULL;
+    if (r < 0) return -1;
+    memset(res, 0, sizeof *res);
+    if (r == 1) {
+        on_plan_text(m, plan, len);
+        finish_plan(m);
+    } else {
+        m->stop = STOP_SYNTAX;
+    }
+    free(plan);
+    return 0;
+}
+
 /* Asks for one plan with PM and runs it. Fills *WHY for a retry, a replan
  * or the mission's failure. */
 static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *pm, char *why,
                          size_t whylen)
 {
-    bool stream = m->o->stream;
+    bool stream = m->o->stream && m->o->candidates <= 0;
     ms_options mo = {.max_loop = m->o->run.max_loop};
     textbuf_clear(&m->plan);
     textbuf_clear(&m->executed);
@@ -365,10 +458,11 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
     progress(m, "asking the LLM for a plan (%s)\n", mission_llm_kind_name(kind));
 
     llm_result res;
-    int rc = ask(m, kind, stream, pm, stream ? on_delta : NULL, &res);
+    int rc = m->o->candidates > 0 ? run_candidates(m, kind, pm, &res)
+                                  : ask(m, kind, stream, pm, stream ? on_delta : NULL, 1, &res);
     plan_text_status pts = PLAN_TEXT_OK;
     bool llm_failed = false;
-    if (m->stop) {
+    if (m->stop || (rc == 0 && m->o->candidates > 0)) {
         /* We ended the transfer: the plan stopped or ended. */
     } else if (rc && res.status == LLM_E_TRUNCATED) {
         /* A cut reply: what arrived is a prefix whose last statement may
@@ -488,6 +582,7 @@ static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
     if (m->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
     if (m->cached_tokens > 0)
         cJSON_AddNumberToObject(doc, "cached_tokens", (double)m->cached_tokens);
+    if (m->o->candidates > 0) candidates_report(&m->cands, doc);
 }
 
 cJSON *mission_run(const mission_opts *o)
@@ -501,6 +596,7 @@ cJSON *mission_run(const mission_opts *o)
     m->o = o;
     m->stats.overhead_first_us = -1;
     m->plans = cJSON_CreateArray();
+    if (o->candidates > 0) candidates_init(&m->cands, o->candidates);
     m->ro = o->run;
     m->ro.plan = NULL;
     m->ro.plan_len = 0;
@@ -521,6 +617,7 @@ cJSON *mission_run(const mission_opts *o)
         runner_report_set(doc, "error", cJSON_CreateString(err));
         runner_report_pose(doc, o->run.world);
         runner_report_set(doc, "plans", m->plans);
+        candidates_free(&m->cands);
         free(m);
         return doc;
     }
@@ -539,18 +636,20 @@ cJSON *mission_run(const mission_opts *o)
             snprintf(error, sizeof error, "time limit reached (%llu ms)", m->limit_ms);
             break;
         }
-        char *scene = scene_now(m, o->task);
+        char *memory = NULL;
+        char *scene = scene_now(m, o->task, &memory);
         prompt_msgs pm = {0};
         int prc;
         if (kind == MISSION_LLM_PLAN)
-            prc = prompt_plan(o->prompts, o->run.reg, o->task, scene, &pm, err, sizeof err);
+            prc = prompt_plan(o->prompts, o->run.reg, o->task, scene, memory, &pm, err, sizeof err);
         else if (kind == MISSION_LLM_RETRY)
-            prc = prompt_retry(o->prompts, o->run.reg, o->task, scene, prev_plan, why, prev_exec,
-                               &pm, err, sizeof err);
+            prc = prompt_retry(o->prompts, o->run.reg, o->task, scene, memory, prev_plan, why,
+                               prev_exec, &pm, err, sizeof err);
         else
-            prc = prompt_replan(o->prompts, o->run.reg, o->task, scene, prev_plan, prev_exec, why,
-                                &pm, err, sizeof err);
+            prc = prompt_replan(o->prompts, o->run.reg, o->task, scene, memory, prev_plan,
+                                prev_exec, why, &pm, err, sizeof err);
         free(scene);
+        free(memory);
         if (prc) {
             snprintf(error, sizeof error, "prompt: %s", err);
             break;
@@ -601,6 +700,7 @@ cJSON *mission_run(const mission_opts *o)
     textbuf_free(&m->plan);
     textbuf_free(&m->executed);
     textbuf_free(&m->diag);
+    candidates_free(&m->cands);
     free(m);
     return doc;
 }

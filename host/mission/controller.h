@@ -37,6 +37,7 @@
 #include "llm/llm.h"
 #include "llm/prompt.h"
 #include "mission/events.h"
+#include "mission/memory.h"
 #include "mission/runner.h"
 
 #include <stdatomic.h>
@@ -88,10 +89,19 @@ typedef struct mission_opts {
     /* Batch mode only (stream = false): called with each plan that passed
      * the checker, before it runs; returning non-zero refuses it with the
      * message in WHY, and the plan counts as a failed try (plan
-     * verification, `run --verify`). NULL = every valid plan runs. */
+     * verification, `run --verify`); a positive value is the number of
+     * sampled worlds the plan failed, by which candidate plans rank.
+     * NULL = every valid plan runs. */
     int (*vet)(void *ud, const char *plan, size_t len, char *why, size_t whylen);
     void *vet_ud;
     runner_outcome *outcome; /* how the last plan ended, when not NULL */
+    /* > 0: ask for this many candidate plans per request round and fly the
+     * best (mission/candidates.h; 1..MISSION_CANDIDATES_MAX, clamped);
+     * turns stream interpreting off. 0: one plan per request. */
+    int candidates;
+    /* The store's memory of this world's objects: those out of view go
+     * into planning prompts (mission/memory.h). recall NULL: none. */
+    mission_memory memory;
 } mission_opts;
 
 /* Fills O with the defaults (stream on, 3 tries, 3 replans). */

@@ -10,6 +10,7 @@
 
 #include "llm/llm.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef enum mission_llm_kind {
@@ -21,6 +22,26 @@ typedef enum mission_llm_kind {
 
 /* "plan", "retry", "replan" or "probe". */
 const char *mission_llm_kind_name(mission_llm_kind kind);
+
+/* One candidate plan of a round of `run --candidates K` (candidates.h),
+ * judged: what the checker and the verification said, and whether it is
+ * the one flown. Borrowed for the call only. */
+typedef struct mission_candidate {
+    int round;             /* 1, 2, ...: the mission's candidate rounds */
+    int index;             /* 0-based within the round */
+    mission_llm_kind kind; /* the request it answered */
+    const char *plan;      /* the cleaned plan ("" when the reply held none) */
+    size_t plan_len;
+    bool accepted;           /* whole, and the checker accepted it */
+    const char *diagnostics; /* why it was not flown (checker, cut reply,
+                                verification), or NULL */
+    int verify_failed;       /* sampled worlds it failed; -1: not verified */
+    bool refused;            /* the verification refused it (failures, or
+                                verification could not run) */
+    long tokens;             /* its completion tokens */
+    bool tokens_estimated;   /* shared out of a request's total, or guessed */
+    bool chosen;             /* the one flown */
+} mission_candidate;
 
 /* Hooks for recording a mission; any may be NULL. All run on the
  * controller's thread. */
@@ -39,6 +60,10 @@ typedef struct mission_observer {
     void (*statement)(void *ud, int index, const char *text, size_t len, int depth);
     /* The scene description sent to the LLM (for a plan or a probe). */
     void (*scene)(void *ud, const char *description);
+    /* A candidate plan was judged (run --candidates): every one of a
+     * round, after the LLM exchanges that brought them and before the
+     * chosen one's plan event. */
+    void (*candidate)(void *ud, const mission_candidate *c);
     void *ud;
 } mission_observer;
 

@@ -61,6 +61,7 @@ char *flight_params_json(const flight_config *c)
         cJSON_AddBoolToObject(p, "stream", c->stream);
         if (c->max_tries) cJSON_AddNumberToObject(p, "max_tries", c->max_tries);
         if (c->max_replans >= 0) cJSON_AddNumberToObject(p, "max_replans", c->max_replans);
+        if (c->candidates > 0) cJSON_AddNumberToObject(p, "candidates", c->candidates);
     }
     cJSON_AddNumberToObject(p, "max_instructions", (double)c->limits.max_instructions);
     cJSON_AddNumberToObject(p, "max_memory", (double)c->limits.max_memory);
@@ -98,6 +99,12 @@ static void rec_plan(void *ud, int index, const char *text, size_t len, const ch
     if (o->plan) o->plan(o->ud, index, text, len, diagnostics);
 }
 
+static void rec_candidate(void *ud, const mission_candidate *c)
+{
+    const mission_observer *o = ud;
+    if (o->candidate) o->candidate(o->ud, c);
+}
+
 static void rec_scene(void *ud, const char *description)
 {
     const mission_observer *o = ud;
@@ -118,6 +125,11 @@ static void on_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int
 static void on_plan(void *ud, int index, const char *text, size_t len, const char *diagnostics)
 {
     EACH_SINK((flight *)ud, plan, index, text, len, diagnostics);
+}
+
+static void on_candidate(void *ud, const mission_candidate *c)
+{
+    EACH_SINK((flight *)ud, candidate, c);
 }
 
 static void on_plan_text(void *ud, int index, const char *text, size_t len)
@@ -148,6 +160,7 @@ static mission_observer observer(flight *fl)
                               .plan_text = on_plan_text,
                               .statement = on_statement,
                               .scene = on_scene,
+                              .candidate = on_candidate,
                               .ud = fl};
 }
 
@@ -292,6 +305,8 @@ static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen
     mo.outcome = out;
     mo.vet = c->vet;
     mo.vet_ud = c->vet_ud;
+    mo.candidates = c->candidates;
+    if (!c->no_memory) mo.memory = mission_record_memory(fl->rec);
     cJSON *doc = mission_run(&mo);
     prompt_free(ps);
     if (!doc) errmsg_set(err, errlen, "out of memory");
@@ -447,8 +462,11 @@ static int open_record(flight *fl, flight_outcome *out)
     }
     out->mission_id = fl->id;
     fl->rec_obs = mission_record_observer(fl->rec, c->llm ? c->llm->model : c->model);
-    fl->sinks[0] =
-        (flight_sink){.llm = rec_llm, .plan = rec_plan, .scene = rec_scene, .ud = &fl->rec_obs};
+    fl->sinks[0] = (flight_sink){.llm = rec_llm,
+                                 .plan = rec_plan,
+                                 .scene = rec_scene,
+                                 .candidate = rec_candidate,
+                                 .ud = &fl->rec_obs};
     for (int i = 0; i < c->n_sinks && i < FLIGHT_MAX_SINKS; i++)
         fl->sinks[1 + i] = c->sinks[i];
     fl->n_sinks = 1 + (c->n_sinks < FLIGHT_MAX_SINKS ? c->n_sinks : FLIGHT_MAX_SINKS);

@@ -56,6 +56,8 @@ typedef struct flight_sink {
                 const llm_result *res);
     /* LEN more bytes of plan INDEX's cleaned text arrived. */
     void (*plan_text)(void *ud, int index, const char *text, size_t len);
+    /* A candidate plan was judged (candidates > 0). */
+    void (*candidate)(void *ud, const mission_candidate *c);
     /* Plan INDEX arrived whole or cut short; DIAGNOSTICS NULL when valid. */
     void (*plan)(void *ud, int index, const char *text, size_t len, const char *diagnostics);
     /* A statement of plan INDEX starts running. */
@@ -99,6 +101,8 @@ typedef struct flight_config {
     bool stream;         /* stream interpreting */
     int max_tries;       /* 0: the controller's default */
     int max_replans;     /* -1: the controller's default */
+    int candidates;      /* > 0: candidate plans per round (mission_opts) */
+    bool no_memory;      /* planning prompts list no remembered objects */
     /* Replay: the recorded LLM replies answer instead of the LLM. */
     store_replay *replies;
     int64_t replay_of;

@@ -8,6 +8,7 @@
 #include "mission/sighting.h"
 #include "skills/skills.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,26 @@ store_llm_kind mission_record_llm_kind(mission_llm_kind k)
     }
 }
 
+/* The replies to a request with n > 1 as the server's body says them,
+ * {"choices":[{"index","message":{"content"},"finish_reason"}]}: every
+ * candidate is kept, and a replay reads them back (mission/replay.h). */
+static char *choices_text(const llm_result *res)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "choices");
+    for (int i = 0; i < res->nchoices; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c, "index", res->choices[i].index);
+        cJSON *m = cJSON_AddObjectToObject(c, "message");
+        cJSON_AddStringToObject(m, "content", res->choices[i].text ? res->choices[i].text : "");
+        cJSON_AddStringToObject(c, "finish_reason", res->choices[i].finish_reason);
+        cJSON_AddItemToArray(arr, c);
+    }
+    char *s = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return s;
+}
+
 static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,
                         const llm_result *res)
 {
@@ -299,6 +320,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     }
     char *prompt = cJSON_PrintUnformatted(req);
     cJSON_Delete(req);
+    char *several = res->nchoices > 0 ? choices_text(res) : NULL;
     char error[LLM_ERR_MAX + 64] = "";
     if (res->status != LLM_OK)
         snprintf(error, sizeof error, "%s: %s", llm_status_name(res->status), res->error);
@@ -309,7 +331,9 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
         .model = r->model[0] ? r->model : NULL,
         .t_ms = t < 0 ? 0 : t, /* when the request was sent */
         .prompt = prompt ? prompt : "",
-        .response = res->text ? res->text : "",
+        .response = several     ? several
+                    : res->text ? res->text
+                                : "",
         .latency_ms = res->latency_ms,
         .ttft_ms = res->ttft_ms,
         .prompt_tokens = res->usage_known ? res->prompt_tokens : -1,
@@ -318,6 +342,7 @@ static void observe_llm(void *ud, mission_llm_kind kind, const llm_message *msgs
     };
     mission_record_llm(r, &x);
     free(prompt);
+    free(several);
 }
 
 static void observe_plan(void *ud, int index, const char *plan, size_t len, const char *diagnostics)
@@ -339,9 +364,42 @@ static void observe_scene(void *ud, const char *description)
         fail(r, NULL, err);
 }
 
+static void observe_candidate(void *ud, const mission_candidate *c)
+{
+    mission_record *r = ud;
+    if (r->error[0]) return;
+    char err[512];
+    store_candidate x = {.llm_id = r->plan_llm,
+                         .round = c->round,
+                         .index = c->index,
+                         .text = c->plan,
+                         .accepted = c->accepted,
+                         .diagnostics = c->diagnostics,
+                         /* could not run (INT_MAX): its diagnostics say why */
+                         .verify_failed = c->verify_failed == INT_MAX ? -1 : c->verify_failed,
+                         .tokens = c->tokens,
+                         .chosen = c->chosen};
+    if (store_record_candidate(r->m, -1, &x, err, sizeof err)) fail(r, NULL, err);
+}
+
 mission_observer mission_record_observer(mission_record *r, const char *model)
 {
     snprintf(r->model, sizeof r->model, "%s", model ? model : "");
-    return (mission_observer){
-        .llm_exchange = observe_llm, .plan = observe_plan, .scene = observe_scene, .ud = r};
+    return (mission_observer){.llm_exchange = observe_llm,
+                              .plan = observe_plan,
+                              .scene = observe_scene,
+                              .candidate = observe_candidate,
+                              .ud = r};
+}
+
+static int recall(void *ud, store_object *out, double *age_s, int max)
+{
+    mission_record *r = ud;
+    char err[512];
+    return r->m ? store_world_objects(r->m, out, age_s, max, err, sizeof err) : -1;
+}
+
+mission_memory mission_record_memory(mission_record *r)
+{
+    return (mission_memory){recall, r};
 }

@@ -20,6 +20,7 @@
 #define ALOFT_MISSION_RECORD_H
 
 #include "mission/events.h"
+#include "mission/memory.h"
 #include "mission/world.h"
 #include "skills/skills.h"
 #include "store/store.h"
@@ -96,9 +97,13 @@ void mission_record_statement(mission_record *r, double t_ms, int plan_no, int l
 /* The mission controller's observer (controller.h) that records every LLM
  * exchange (the request's messages as a JSON array, the reply, latency,
  * usage, and "STATUS: message" when it failed) with the MODEL asked (or
- * NULL), and every plan with the checker's verdict. R must outlive the
- * mission. */
+ * NULL), every plan with the checker's verdict, and every candidate plan
+ * (run --candidates). R must outlive the mission. */
 mission_observer mission_record_observer(mission_record *r, const char *model);
+
+/* The object memory of R's mission's world, for the controller's planning
+ * prompts (mission_opts.memory). R must outlive the mission. */
+mission_memory mission_record_memory(mission_record *r);
 
 /* The store's kind of an LLM exchange of kind K. */
 store_llm_kind mission_record_llm_kind(mission_llm_kind k);

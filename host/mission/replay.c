@@ -7,6 +7,8 @@
 
 #include "clock.h"
 
+#include "llm/chat_reply.h"
+#include "mission/candidates.h"
 #include "mission/record.h"
 #include "skills/skills.h"
 
@@ -30,6 +32,28 @@ static llm_status parse_error(const char *text, const char **msg)
     return LLM_E_SERVER;
 }
 
+/* A recorded reply to a request with n > 1 (record.c keeps the choices as
+ * the server's body did): its choices back into OUT. A recorded single
+ * reply (the server ignored n) stays one. */
+static void replay_choices(const llm_request *req, llm_result *out)
+{
+    if (req->n <= 1 || out->len == 0 || out->text[0] != '{') return;
+    llm_choice *c = calloc((size_t)req->n, sizeof *c);
+    int n = c ? chat_reply_choices(out->text, out->len, c, req->n) : -1;
+    if (n <= 0) {
+        free(c);
+        return;
+    }
+    out->choices = c;
+    out->nchoices = n;
+    char *first = strdup(c[0].text);
+    if (first) {
+        free(out->text);
+        out->text = first;
+        out->len = strlen(first);
+    }
+}
+
 static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const llm_request *req,
                            llm_result *out)
 {
@@ -51,6 +75,7 @@ static int replay_complete(void *ud, mission_llm_kind kind, bool stream, const l
         return -1;
     }
     out->len = strlen(text);
+    replay_choices(req, out);
     snprintf(out->finish_reason, sizeof out->finish_reason, "stop");
     out->attempts = 1;
     if (req->on_delta && out->len) {
@@ -134,6 +159,7 @@ void mission_replay_params(const char *text, replay_params *out)
     if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "stream"))) out->stream = false;
     out->max_tries = (int)number(p, "max_tries", 0, 1e8, 0);
     out->max_replans = (int)number(p, "max_replans", 0, 1e8, -1);
+    out->candidates = (int)number(p, "candidates", 0, MISSION_CANDIDATES_MAX, 0);
     out->limits.max_instructions = (uint64_t)number(p, "max_instructions", 0, 1e18, 0);
     out->limits.max_memory = (size_t)number(p, "max_memory", 0, 1e18, 0);
     out->limits.timeout_ms = (uint64_t)number(p, "timeout_ms", 0, 1e18, 0);

@@ -38,6 +38,7 @@ bool mission_replay_in_sim(store *s, long long id, char *err, size_t errlen);
 typedef struct replay_params {
     bool stream;
     int max_tries, max_replans;
+    int candidates; /* run --candidates K, or 0 */
     sandbox_limits limits;
     int max_pictures;
     uint64_t max_picture_bytes;

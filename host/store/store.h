@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -199,6 +199,23 @@ int store_record_violation(store_mission *m, double t_ms, const char *skill, con
 int store_record_scene(store_mission *m, double t_ms, const char *description, bool has_pose,
                        double x, double y, double z, double yaw, char *err, size_t errlen);
 
+/* One candidate plan of a round of `run --candidates K`. */
+typedef struct store_candidate {
+    int64_t llm_id;          /* the exchange it came from, or 0 */
+    int round;               /* 1, 2, ...: the request round of the mission */
+    int index;               /* 0-based within the round */
+    const char *text;        /* the plan as cleaned from the reply ("" if none) */
+    bool accepted;           /* the checker accepted it */
+    const char *diagnostics; /* why not, or NULL */
+    int verify_failed;       /* sampled worlds it failed; < 0: not verified */
+    int64_t tokens;          /* its completion tokens; < 0 if unknown */
+    bool chosen;             /* the one flown */
+} store_candidate;
+
+/* Records one candidate plan. Returns 0 or -1. */
+int store_record_candidate(store_mission *m, double t_ms, const store_candidate *c, char *err,
+                           size_t errlen);
+
 /* ---- memory of objects -------------------------------------------------- */
 
 /* Sightings of the same class closer than this (cm) are one object. */
@@ -228,6 +245,12 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
  * or -1. */
 int store_objects(store *s, const char *cls, store_object *out, int max, char *err, size_t errlen);
 
+/* The remembered objects of mission M's world (see store_mission_begin),
+ * most recently seen first, at most MAX, into OUT, with how many seconds
+ * ago each was last seen into AGE_S (>= 0). Returns how many, or -1. */
+int store_world_objects(store_mission *m, store_object *out, double *age_s, int max, char *err,
+                        size_t errlen);
+
 /* The remembered objects as JSON, most recently seen first:
  * [{"id","class","x","y","z","conf","sightings","first_seen","last_seen",
  *   "last_mission","world"}] ("world" null if unknown). NULL on error. */
@@ -249,7 +272,10 @@ int store_plan_label(store *s, int64_t id, char *out, size_t outlen, char *err, 
 
 /* One mission as `aloft log --json ID` prints it:
  * {"mission":{..},"plans":[..],"events":[{"t_ms","kind","skill","args","ret"}],
- *  "llm_calls":[{"kind","latency_ms","prompt_tokens","completion_tokens"}]}.
+ *  "llm_calls":[{"kind","latency_ms","prompt_tokens","completion_tokens"}],
+ *  "candidates":[{"round","index","text","accepted","diagnostics",
+ *                 "verify_failed","tokens","chosen"}]} (candidates: [] unless
+ * the mission was flown with --candidates).
  * Events hold statements, skill calls, violations and scene snapshots in
  * the order they happened. NULL with "no mission ID" if there is none. */
 cJSON *store_mission_json(store *s, int64_t id, char *err, size_t errlen);

@@ -72,6 +72,11 @@ int store_exec(store *s, const char *sql, char *err, size_t errlen);
 int store_read(store *s, int (*fn)(store *s, void *ud, char *err, size_t errlen), void *ud,
                char *err, size_t errlen);
 
+/* Reads the row of Q into O: its columns 0..10 are id, class, x, y, z,
+ * conf, sightings, first_seen, last_seen, last_mission (0 for none) and
+ * world ('' for none), as store_objects selects them. */
+void store_object_row(sqlite3_stmt *q, store_object *o);
+
 /* Binds TEXT or NULL. */
 void store_bind_text(sqlite3_stmt *st, int i, const char *text);
 

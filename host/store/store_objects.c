@@ -98,6 +98,21 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
     return id;
 }
 
+void store_object_row(sqlite3_stmt *q, store_object *o)
+{
+    o->id = sqlite3_column_int64(q, 0);
+    snprintf(o->cls, sizeof o->cls, "%s", (const char *)sqlite3_column_text(q, 1));
+    o->x = sqlite3_column_double(q, 2);
+    o->y = sqlite3_column_double(q, 3);
+    o->z = sqlite3_column_double(q, 4);
+    o->conf = sqlite3_column_double(q, 5);
+    o->sightings = sqlite3_column_int64(q, 6);
+    snprintf(o->first_seen, sizeof o->first_seen, "%s", (const char *)sqlite3_column_text(q, 7));
+    snprintf(o->last_seen, sizeof o->last_seen, "%s", (const char *)sqlite3_column_text(q, 8));
+    o->last_mission = sqlite3_column_int64(q, 9);
+    snprintf(o->world, sizeof o->world, "%s", (const char *)sqlite3_column_text(q, 10));
+}
+
 int store_objects(store *s, const char *cls, store_object *out, int max, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->lock);
@@ -114,20 +129,7 @@ int store_objects(store *s, const char *cls, store_object *out, int max, char *e
         int rc = SQLITE_DONE;
         n = 0;
         while (n < max && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-            store_object *o = &out[n++];
-            o->id = sqlite3_column_int64(q, 0);
-            snprintf(o->cls, sizeof o->cls, "%s", (const char *)sqlite3_column_text(q, 1));
-            o->x = sqlite3_column_double(q, 2);
-            o->y = sqlite3_column_double(q, 3);
-            o->z = sqlite3_column_double(q, 4);
-            o->conf = sqlite3_column_double(q, 5);
-            o->sightings = sqlite3_column_int64(q, 6);
-            snprintf(o->first_seen, sizeof o->first_seen, "%s",
-                     (const char *)sqlite3_column_text(q, 7));
-            snprintf(o->last_seen, sizeof o->last_seen, "%s",
-                     (const char *)sqlite3_column_text(q, 8));
-            o->last_mission = sqlite3_column_int64(q, 9);
-            snprintf(o->world, sizeof o->world, "%s", (const char *)sqlite3_column_text(q, 10));
+            store_object_row(q, &out[n++]);
         }
         if (n < max && rc != SQLITE_DONE) n = store_db_error(s, "cannot read objects", err, errlen);
         sqlite3_finalize(q);

@@ -183,6 +183,20 @@ static void llm_row(cJSON *calls, sqlite3_stmt *st)
     cJSON_AddItemToArray(calls, c);
 }
 
+static void candidate_row(cJSON *out, sqlite3_stmt *st)
+{
+    cJSON *c = cJSON_CreateObject();
+    add_column(c, "round", st, 0);
+    add_column(c, "index", st, 1);
+    add_column(c, "text", st, 2);
+    add_bool_column(c, "accepted", st, 3);
+    add_column(c, "diagnostics", st, 4);
+    add_column(c, "verify_failed", st, 5);
+    add_column(c, "tokens", st, 6);
+    add_bool_column(c, "chosen", st, 7);
+    cJSON_AddItemToArray(out, c);
+}
+
 typedef struct mission_query {
     int64_t id;
     cJSON *doc;
@@ -209,8 +223,12 @@ static int mission_parts(store *s, void *ud, char *err, size_t errlen)
          "SELECT kind, latency_ms, prompt_tokens, completion_tokens, t_ms, ttft_ms, model,"
          " error, prompt, response FROM llm_exchanges WHERE mission_id = ?1 ORDER BY seq",
          llm_row},
+        {"candidates",
+         "SELECT round, idx, text, accepted, diagnostics, verify_failed, tokens, chosen"
+         " FROM candidates WHERE mission_id = ?1 ORDER BY seq",
+         candidate_row},
     };
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < (int)(sizeof parts / sizeof parts[0]); i++) {
         cJSON *arr = cJSON_AddArrayToObject(doc, parts[i].name);
         if (!(st = prepare(s, parts[i].sql, err, errlen))) return -1;
         sqlite3_bind_int64(st, 1, id);

@@ -130,6 +130,21 @@ static const char *const migrations[] = {
     "ALTER TABLE missions ADD COLUMN world TEXT;"
     "ALTER TABLE objects ADD COLUMN world TEXT;"
     "CREATE INDEX objects_world_class ON objects(world, class);",
+
+    /* 3 -> 4: the candidate plans of `run --candidates K` (SPEC §7): every
+     * reply of a round, accepted or not, with the checker's diagnostics,
+     * the sampled worlds it failed in verification (NULL: not verified),
+     * its tokens and whether it was the one flown. The plan flown is also
+     * in plans, as before, so older readers of plans see the same. */
+    "CREATE TABLE candidates("
+    " id INTEGER PRIMARY KEY,"
+    " mission_id INTEGER NOT NULL REFERENCES missions(id),"
+    " seq INTEGER NOT NULL, t_ms REAL NOT NULL,"
+    " llm_id INTEGER REFERENCES llm_exchanges(id),"
+    " round INTEGER NOT NULL, idx INTEGER NOT NULL,"
+    " text TEXT NOT NULL, accepted INTEGER NOT NULL, diagnostics TEXT,"
+    " verify_failed INTEGER, tokens INTEGER, chosen INTEGER NOT NULL,"
+    " UNIQUE(mission_id, seq));",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

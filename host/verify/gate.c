@@ -49,7 +49,9 @@ int verify_gate_check(void *ud, const char *plan, size_t len, char *why, size_t 
         snprintf(why, whylen, "verification cancelled");
     if (!g->reports) g->reports = cJSON_CreateArray();
     cJSON_AddItemToArray(g->reports, rep);
-    return failed || stopped ? -1 : 0;
+    /* How many failed, for a caller that ranks plans (run --candidates). */
+    if (stopped) return -1;
+    return failed > 0 ? failed : 0;
 }
 
 cJSON *verify_gate_refusal(verify_gate *g, const char *plan, size_t len, const char *error)

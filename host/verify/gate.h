@@ -32,9 +32,10 @@ typedef struct verify_gate {
 } verify_gate;
 
 /* Verifies PLAN (UD is the gate). Returns 0 when every world passed, else
- * -1 with WHY saying how many worlds failed and how the first one did (or
- * that verification was cancelled or could not run). Same signature as
- * mission_opts.vet. */
+ * the number of worlds that failed (> 0) or -1 when verification was
+ * cancelled or could not run, with WHY saying how many worlds failed and
+ * how the first one did (or why it did not run). Same signature and
+ * contract as mission_opts.vet. */
 int verify_gate_check(void *ud, const char *plan, size_t len, char *why, size_t whylen);
 
 /* The mission's sandbox hook (runner_opts.on_sandbox, UD is the gate): keeps

@@ -515,6 +515,7 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
     fc->stream = c->stream;
     fc->max_tries = c->max_tries;
     fc->max_replans = c->max_replans;
+    fc->candidates = c->candidates;
     fc->skill_dirs = c->skill_dirs;
     fc->n_skill_dirs = c->n_skill_dirs;
     fc->db = c->db;

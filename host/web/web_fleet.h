@@ -33,6 +33,7 @@ typedef struct web_fleet_config {
     bool stream;                   /* stream interpreting */
     int max_tries;                 /* 0: the controller's default */
     int max_replans;               /* -1: the controller's default */
+    int candidates;                /* > 0: candidate plans per round (run --candidates) */
     const char *const *skill_dirs; /* recorded with each mission */
     int n_skill_dirs;
 } web_fleet_config;

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < runs; r++) {
                 probe pr = {.first_stmt = -1};
                 plan_stream_init(&pr.ps);
-                llm_request req = {&msg, 1, on_delta, &pr, NULL, 0};
+                llm_request req = {&msg, 1, on_delta, &pr, NULL, 0, 0};
                 llm_result res;
                 pr.t0 = now_ms();
                 if (llm_call(&cfg, &req, &res) < 0) {

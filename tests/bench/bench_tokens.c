@@ -87,7 +87,7 @@ static int add_prompt(cJSON *texts, const skill_registry *reg, const prompt_set 
 {
     prompt_msgs pm;
     char err[512];
-    if (prompt_plan(ps, reg, task, scene_text, &pm, err, sizeof err) != 0) {
+    if (prompt_plan(ps, reg, task, scene_text, NULL, &pm, err, sizeof err) != 0) {
         fprintf(stderr, "bench_tokens: %s\n", err);
         return -1;
     }
