@@ -48,6 +48,9 @@
 #ifndef CONFINE_ASAN
 #define CONFINE_ASAN 0
 #endif
+#if CONFINE_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
 
 /* glibc's SIGSETXID (the kernel's real-time signal 33): the first
  * pthread_create installs its handler (nptl late_init). */
@@ -280,6 +283,19 @@ static int allow_time(scmp_filter_ctx ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* A sanitized build (ALOFT_SANITIZE) only: AddressSanitizer's runtime asks
+ * the kernel for the signal stack (sigaltstack) in its interceptors and
+ * signal handlers, and for a new thread's stack bounds (pthread_getattr_np:
+ * sched_getaffinity). Neither reaches outside the process. */
+static int allow_sanitizer(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    if (!CONFINE_ASAN) return 0;
+    static const char *const plain[] = {"sigaltstack", "sched_getaffinity"};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        if (allow(ctx, plain[i], err, errlen)) return -1;
+    return 0;
+}
+
 /* The trapped calls (see trapped_names); clone only without CLONE_THREAD
  * (a new process), beside the thread rule. A call this machine does not have
  * is skipped. */
@@ -318,7 +334,8 @@ static scmp_filter_ctx build_filter(int keep_fd, char *err, size_t errlen)
         seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) ||
         allow_io(ctx, keep_fd, err, errlen) || allow_memory(ctx, err, errlen) ||
         allow_threads(ctx, err, errlen) || allow_signals(ctx, err, errlen) ||
-        allow_time(ctx, err, errlen) || trap_likely(ctx, err, errlen)) {
+        allow_time(ctx, err, errlen) || allow_sanitizer(ctx, err, errlen) ||
+        trap_likely(ctx, err, errlen)) {
         if (err && errlen && !*err) errmsg_set(err, errlen, "cannot set the seccomp filter");
         seccomp_release(ctx);
         return NULL;
@@ -337,6 +354,17 @@ static void load_time_zone(void)
     tzset();
 }
 
+/* LeakSanitizer's check at exit stops the process's threads with ptrace
+ * from a helper it clones: forbidden once confined. A sanitized build checks
+ * for leaks here instead, before the filter (this also turns off the check
+ * at exit); leaks of the confined part of a worker's life go unreported. */
+static void check_leaks_now(void)
+{
+#if CONFINE_ASAN
+    __lsan_do_leak_check();
+#endif
+}
+
 int confine_enter(const struct confine_limits *lim, int keep_fd, char *err, size_t errlen)
 {
     if (err && errlen) *err = '\0';
@@ -344,6 +372,7 @@ int confine_enter(const struct confine_limits *lim, int keep_fd, char *err, size
         return errmsg_set(err, errlen, "descriptor %d to keep is not open", keep_fd);
     if (close_others(keep_fd, err, errlen)) return -1;
     load_time_zone();
+    check_leaks_now();
     scmp_filter_ctx ctx = build_filter(keep_fd, err, errlen);
     if (!ctx) return -1;
     int rc = -1;
