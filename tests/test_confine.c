@@ -89,8 +89,11 @@ static void run_probe(const char *mode, unsigned long long as, unsigned cpu, run
     snprintf(cpu_arg, sizeof cpu_arg, "%u", cpu);
     pid_t pid = fork();
     if (pid == 0) {
-        /* dup2 clears close-on-exec on the copies. */
-        if (dup2(sv[1], PROBE_FD) < 0 || dup2(errp[1], 2) < 0) _exit(120);
+        /* dup2 clears close-on-exec on the copies, but does nothing when
+         * the descriptor already has the number. */
+        if (dup2(errp[1], 2) < 0) _exit(120);
+        if (sv[1] == PROBE_FD ? fcntl(PROBE_FD, F_SETFD, 0) < 0 : dup2(sv[1], PROBE_FD) < 0)
+            _exit(120);
         execl(probe, probe, fd_arg, mode, as_arg, cpu_arg, (char *)NULL);
         _exit(121);
     }
@@ -211,22 +214,23 @@ static void test_address_space_cap(void)
     CHECK_LINE(&r, "malloc NULL");
 }
 
-/* A busy loop dies of SIGXCPU at its CPU limit (1 s), judged by the CPU time
- * it used, not the wall clock: the kernel checks on its tick, so up to the
- * hard limit (2 s) is within the limit plus slack. One that ignores SIGXCPU
- * gets SIGKILL at the hard limit: well past the soft one (the CPU time of
- * wait4 is sampled, and was seen to read 1.85 s for a 2 s limit). */
+/* A busy loop dies of SIGXCPU at its CPU limit (1 s) and one that ignores
+ * SIGXCPU of SIGKILL at the hard limit (2 s), judged by the CPU time they
+ * used, not the wall clock. The kernel checks the limit on its tick and
+ * wait4's figure is sampled (0.85 s and 1.85 s were seen), so the bounds
+ * are wide: enough to tell the soft limit from the hard one, and both from
+ * an end before any work. */
 static void test_cpu_cap(void)
 {
     run r;
     run_probe("cpu", 0, 1, &r);
     CHECK_WHY(&r, "out of CPU time (SIGXCPU)");
     CHECK_LINE(&r, "burning");
-    CHECK(r.cpu_s >= 0.9 && r.cpu_s < 2.0, "used %.2f s of CPU, limit 1 s", r.cpu_s);
+    CHECK(r.cpu_s >= 0.5 && r.cpu_s < 2.0, "used %.2f s of CPU, limit 1 s", r.cpu_s);
 
     run_probe("cpu_ignored", 0, 1, &r);
     CHECK_WHY(&r, "killed by signal 9 (SIGKILL)");
-    CHECK(r.cpu_s >= 1.5 && r.cpu_s < 3.0, "ignoring SIGXCPU, used %.2f s of CPU, hard limit 2 s",
+    CHECK(r.cpu_s >= 1.2 && r.cpu_s < 3.0, "ignoring SIGXCPU, used %.2f s of CPU, hard limit 2 s",
           r.cpu_s);
 }
 
