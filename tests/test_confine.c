@@ -35,8 +35,9 @@
 #endif
 
 /* The probe's descriptor for its socket: not 3, so that the report of open
- * descriptors tells the kept one from whatever was opened first. */
-#define PROBE_FD 5
+ * descriptors tells the kept one from whatever was opened first (one case
+ * uses 3, as a worker should: see test_no_descriptor_received). */
+static int probe_fd = 5;
 
 static char probe[512];
 
@@ -84,7 +85,7 @@ static void run_probe(const char *mode, unsigned long long as, unsigned cpu, run
         return;
     }
     char fd_arg[16], as_arg[32], cpu_arg[16];
-    snprintf(fd_arg, sizeof fd_arg, "%d", PROBE_FD);
+    snprintf(fd_arg, sizeof fd_arg, "%d", probe_fd);
     snprintf(as_arg, sizeof as_arg, "%llu", as);
     snprintf(cpu_arg, sizeof cpu_arg, "%u", cpu);
     pid_t pid = fork();
@@ -92,16 +93,33 @@ static void run_probe(const char *mode, unsigned long long as, unsigned cpu, run
         /* dup2 clears close-on-exec on the copies, but does nothing when
          * the descriptor already has the number. */
         if (dup2(errp[1], 2) < 0) _exit(120);
-        if (sv[1] == PROBE_FD ? fcntl(PROBE_FD, F_SETFD, 0) < 0 : dup2(sv[1], PROBE_FD) < 0)
+        if (sv[1] == probe_fd ? fcntl(probe_fd, F_SETFD, 0) < 0 : dup2(sv[1], probe_fd) < 0)
             _exit(120);
         execl(probe, probe, fd_arg, mode, as_arg, cpu_arg, (char *)NULL);
         _exit(121);
     }
     close(sv[1]);
     close(errp[1]);
-    /* The allowed path answers this with "pong"; the others never read it. */
-    ssize_t w = write(sv[0], "ping\n", 5);
-    (void)w;
+    /* The allowed path answers this with "pong"; the others never read it.
+     * It carries a descriptor (SCM_RIGHTS) that the probe must not get. */
+    int gift = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl = {0};
+    struct iovec iov = {"ping\n", 5};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (gift >= 0) {
+        mh.msg_control = ctl.buf;
+        mh.msg_controllen = sizeof ctl.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &gift, sizeof gift);
+    }
+    if (sendmsg(sv[0], &mh, 0) != 5) CHECK(0, "sendmsg: %s", strerror(errno));
+    if (gift >= 0) close(gift);
     read_all(sv[0], r->out, sizeof r->out, pid);
     struct rusage ru;
     if (wait4(pid, &r->status, 0, &ru) != pid) CHECK(0, "wait4: %s", strerror(errno));
@@ -144,6 +162,18 @@ static void test_allowed_path_works(void)
     CHECK_LINE(&r, "fds 5");
     CHECK_LINE(&r, "clone3 ENOSYS");
     CHECK(strstr(r.out, "pong\n") != NULL, "no answer to ping:\n%s%s", r.out, r.err);
+}
+
+/* A descriptor sent over the socket never arrives: with the socket at 3 the
+ * descriptor limit (what is open) leaves no number for it. */
+static void test_no_descriptor_received(void)
+{
+    run r;
+    probe_fd = 3;
+    run_probe("receive", 0, 0, &r);
+    probe_fd = 5;
+    CHECK_WHY(&r, "exited with status 0");
+    CHECK_LINE(&r, "received ping, no descriptor, control cut");
 }
 
 /* Each likely way out is trapped: the call does not run, the process ends
@@ -243,9 +273,13 @@ static void test_describe_exit(void)
     CHECK(!strcmp(confine_describe_exit(CONFINE_EXIT_TRAPPED << 8, buf, sizeof buf),
                   "killed by SIGSYS: a forbidden system call (open)"),
           "%s", buf);
-    /* A reserved status no call uses is an ordinary exit. */
-    CHECK(!strcmp(confine_describe_exit((CONFINE_EXIT_TRAPPED_END - 1) << 8, buf, sizeof buf),
-                  "exited with status 239"),
+    /* The last trapped call (the table is append-only), and past it a
+     * reserved status no call uses yet: an ordinary exit. */
+    CHECK(!strcmp(confine_describe_exit((CONFINE_EXIT_TRAPPED + 13) << 8, buf, sizeof buf),
+                  "killed by SIGSYS: a forbidden system call (kill)"),
+          "%s", buf);
+    CHECK(!strcmp(confine_describe_exit((CONFINE_EXIT_TRAPPED + 14) << 8, buf, sizeof buf),
+                  "exited with status 238"),
           "%s", buf);
     CHECK(!strcmp(confine_describe_exit(SIGSEGV, buf, sizeof buf), "killed by signal 11 (SIGSEGV)"),
           "%s", buf);
@@ -284,6 +318,7 @@ int main(void)
     test_describe_exit();
     test_bad_descriptor_refused();
     test_allowed_path_works();
+    test_no_descriptor_received();
     test_ways_out_are_trapped();
     test_everything_else_kills();
     test_abort_reports_sigabrt();

@@ -149,7 +149,10 @@ static int set_limit(int resource, const char *name, rlim_t soft, rlim_t hard, c
  * limit small enough to matter. */
 static int set_limits(const struct confine_limits *lim, int keep_fd, char *err, size_t errlen)
 {
-    /* Descriptors: only what is open, so nothing new can be received. */
+    /* Descriptors: none above the kept one, so that one sent over the
+     * socket (SCM_RIGHTS) finds no number when the socket is 3, as a
+     * worker's should be. (Any it did get could only be closed: reads and
+     * writes name their descriptors in the filter.) */
     rlim_t nofile = keep_fd > 2 ? (rlim_t)keep_fd + 1 : 3;
     if (set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", nofile, nofile, err, errlen)) return -1;
     /* A crashed worker leaves no core file with the mission's memory in it. */

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,30 @@ static void exchange(void)
     if (sendmsg(sock, &reply, 0) != 5) say("sendmsg failed");
 }
 
+/* The host's "ping" comes with a descriptor attached: says whether one
+ * arrived and whether the kernel cut the control data. */
+static int receive(void)
+{
+    char buf[16] = "";
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct iovec iov = {buf, sizeof buf - 1};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    if (poll(&p, 1, 10000) != 1 || recvmsg(sock, &mh, 0) != 5) {
+        say("no ping");
+        return 1;
+    }
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    int got = c && c->cmsg_type == SCM_RIGHTS;
+    say("received ping, %s, control %s", got ? "a descriptor" : "no descriptor",
+        mh.msg_flags & MSG_CTRUNC ? "cut" : "whole");
+    return 0;
+}
+
 static int allowed_path(void)
 {
     say("frame");
@@ -209,6 +234,32 @@ static void *early_thread(void *arg)
     return NULL;
 }
 
+/* A forbidden call from a thread other than the first: the whole process
+ * must die, not the thread alone. */
+static void *setuid_thread(void *arg)
+{
+    (void)arg;
+    syscall(SYS_setuid, 0);
+    return NULL;
+}
+
+/* open through the 32-bit entry (int 0x80, where 5 is open): a filter that
+ * knew only the 64-bit numbers would let it through. */
+static long open_int80(void)
+{
+#if defined(__x86_64__)
+    static const char path[] = "/etc/passwd";
+    long r;
+    __asm__ volatile("int $0x80"
+                     : "=a"(r)
+                     : "0"(5L), "b"((long)(unsigned)(uintptr_t)path), "c"(0L)
+                     : "memory");
+    return r;
+#else
+    return syscall(SYS_setuid, 0); /* no second entry here: any forbidden call */
+#endif
+}
+
 static int forbidden(const char *mode)
 {
     say("trying %s", mode);
@@ -250,7 +301,15 @@ static int forbidden(const char *mode)
         r = sigaction(SIGXCPU, &sa, NULL);
     } else if (!strcmp(mode, "setuid"))
         r = syscall(SYS_setuid, 0);
-    else if (!strcmp(mode, "abort"))
+    else if (!strcmp(mode, "tgkill_other"))
+        r = syscall(SYS_tgkill, 1, 1, 0);
+    else if (!strcmp(mode, "int80"))
+        r = open_int80();
+    else if (!strcmp(mode, "thread_setuid")) {
+        pthread_t t;
+        r = pthread_create(&t, NULL, setuid_thread, NULL);
+        if (r == 0) r = pthread_join(t, NULL);
+    } else if (!strcmp(mode, "abort"))
         abort();
     else {
         say("unknown mode %s", mode);
@@ -291,6 +350,7 @@ int main(int argc, char **argv)
     }
     say("confined");
     if (!strcmp(mode, "allowed")) return allowed_path();
+    if (!strcmp(mode, "receive")) return receive();
     if (!strcmp(mode, "as")) return as_limit(lim.address_space_bytes, used);
     if (!strcmp(mode, "cpu") || !strcmp(mode, "cpu_ignored")) return burn_cpu();
     if (!strcmp(mode, "early_thread")) {
