@@ -40,6 +40,8 @@
 static int probe_fd = 5;
 
 static char probe[512];
+/* Set for one case: run_probe stops and continues the probe in its sleep. */
+static int stop_after_start;
 
 typedef struct run {
     char out[8192]; /* what the probe said on its socket */
@@ -120,6 +122,23 @@ static void run_probe(const char *mode, unsigned long long as, unsigned cpu, run
     }
     if (sendmsg(sv[0], &mh, 0) != 5) CHECK(0, "sendmsg: %s", strerror(errno));
     if (gift >= 0) close(gift);
+    if (stop_after_start) {
+        /* Wait for the probe's "sleeping", then stop and continue it inside
+         * its sleep (the pause only aims at the middle of the sleep). */
+        char first[64] = "";
+        size_t got = 0;
+        while (!strstr(first, "sleeping") && got < sizeof first - 1) {
+            ssize_t n = read(sv[0], first + got, sizeof first - 1 - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+            first[got] = '\0';
+        }
+        struct timespec pause = {0, 200000000};
+        nanosleep(&pause, NULL);
+        kill(pid, SIGSTOP);
+        nanosleep(&pause, NULL);
+        kill(pid, SIGCONT);
+    }
     read_all(sv[0], r->out, sizeof r->out, pid);
     struct rusage ru;
     if (wait4(pid, &r->status, 0, &ru) != pid) CHECK(0, "wait4: %s", strerror(errno));
@@ -174,6 +193,18 @@ static void test_no_descriptor_received(void)
     probe_fd = 5;
     CHECK_WHY(&r, "exited with status 0");
     CHECK_LINE(&r, "received ping, no descriptor, control cut");
+}
+
+/* A worker stopped and continued in a sleep (Ctrl-Z of the host's process
+ * group) resumes it through restart_syscall and goes on. */
+static void test_stopped_and_continued(void)
+{
+    run r;
+    stop_after_start = 1;
+    run_probe("sleep", 0, 0, &r);
+    stop_after_start = 0;
+    CHECK_WHY(&r, "exited with status 0");
+    CHECK_LINE(&r, "slept");
 }
 
 /* Each likely way out is trapped: the call does not run, the process ends
@@ -319,6 +350,7 @@ int main(void)
     test_bad_descriptor_refused();
     test_allowed_path_works();
     test_no_descriptor_received();
+    test_stopped_and_continued();
     test_ways_out_are_trapped();
     test_everything_else_kills();
     test_abort_reports_sigabrt();

@@ -263,9 +263,12 @@ static int allow_threads(scmp_filter_ctx ctx, char *err, size_t errlen)
  * handler (rt_sigaction of that signal only: no handler for SIGSYS or
  * SIGXCPU can be installed after confinement); handlers return through
  * rt_sigreturn; abort() and raise() signal the process itself (tgkill with
- * its own pid, never another process's). */
+ * its own pid, never another process's). A sleep or wait stopped and
+ * continued (Ctrl-Z of the host's process group, SIGSTOP/SIGCONT) goes on
+ * through restart_syscall, which only resumes the call that was allowed. */
 static int allow_signals(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
+    if (allow(ctx, "restart_syscall", err, errlen)) return -1;
     struct scmp_arg_cmp setxid = SCMP_A0(SCMP_CMP_EQ, CONFINE_SIGSETXID);
     struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
     if (rule(ctx, ALLOW, "rt_sigaction", 1, &setxid, err, errlen)) return -1;

@@ -211,6 +211,18 @@ static int as_limit(unsigned long long limit, unsigned long long used)
     return 0;
 }
 
+/* Sleeps a second (the test stops and continues it meanwhile), then says
+ * so. */
+static int sleep_once(void)
+{
+    say("sleeping");
+    struct timespec nap = {1, 0};
+    while (nanosleep(&nap, &nap) != 0 && errno == EINTR)
+        ;
+    say("slept");
+    return 0;
+}
+
 static _Noreturn int burn_cpu(void)
 {
     say("burning");
@@ -351,6 +363,7 @@ int main(int argc, char **argv)
     say("confined");
     if (!strcmp(mode, "allowed")) return allowed_path();
     if (!strcmp(mode, "receive")) return receive();
+    if (!strcmp(mode, "sleep")) return sleep_once();
     if (!strcmp(mode, "as")) return as_limit(lim.address_space_bytes, used);
     if (!strcmp(mode, "cpu") || !strcmp(mode, "cpu_ignored")) return burn_cpu();
     if (!strcmp(mode, "early_thread")) {
