@@ -238,7 +238,8 @@ static void test_ways_out_are_trapped(void)
 static void test_everything_else_kills(void)
 {
     static const char *const modes[] = {"mmap_exec",  "mprotect_exec", "mmap_fd", "write_other",
-                                        "read_stdin", "sigaction",     "setuid"};
+                                        "read_stdin", "sigaction",     "setuid",  "tgkill_other",
+                                        "int80",      "thread_setuid"};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         run r;
         run_probe(modes[i], 0, 0, &r);
