@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -360,6 +362,16 @@ static void load_time_zone(void)
     tzset();
 }
 
+/* glibc's malloc gives each new thread an arena of its own up to a limit it
+ * works out, the first time more than eight exist, by counting CPUs in
+ * /sys: a forbidden open. The same limit (8 arenas per CPU on 64-bit, 2 on
+ * 32-bit) is set here, while /sys can be read. */
+static void fix_arena_limit(void)
+{
+    int per_cpu = sizeof(long) == 4 ? 2 : 8;
+    mallopt(M_ARENA_MAX, per_cpu * get_nprocs());
+}
+
 /* LeakSanitizer's check at exit stops the process's threads with ptrace
  * from a helper it clones: forbidden once confined. A sanitized build checks
  * for leaks here instead, before the filter (this also turns off the check
@@ -378,6 +390,7 @@ int confine_enter(const struct confine_limits *lim, int keep_fd, char *err, size
         return errmsg_set(err, errlen, "descriptor %d to keep is not open", keep_fd);
     if (close_others(keep_fd, err, errlen)) return -1;
     load_time_zone();
+    fix_arena_limit();
     check_leaks_now();
     scmp_filter_ctx ctx = build_filter(keep_fd, err, errlen);
     if (!ctx) return -1;

@@ -3,8 +3,8 @@
  * start-up a worker that runs untrusted Lua has no way out but its socket.
  *
  * confine_enter, in this order: closes every descriptor but 0, 1, 2 and the
- * kept one; reads what libc would otherwise read from files later (the time
- * zone); sets the resource limits (address space, CPU time, descriptors, no
+ * kept one; settles what libc would otherwise read from files later (the
+ * time zone, malloc's arena limit); sets the resource limits (address space, CPU time, descriptors, no
  * core files); sets no_new_privs and makes the process undumpable; then loads
  * a seccomp filter that allows only what a running Lua VM with a few threads
  * needs (confine.c lists each call and why). Any other system call kills the

@@ -67,6 +67,34 @@ static void *busy_thread(void *arg)
     return NULL;
 }
 
+/* Twelve threads that allocate at the same time: past eight arenas glibc's
+ * malloc asks how many CPUs it may use (sched_getaffinity). */
+#define MANY_THREADS 12
+static pthread_barrier_t all_started;
+
+static void *arena_thread(void *arg)
+{
+    (void)arg;
+    char *volatile p = malloc(1000);
+    if (p) p[0] = 1;
+    pthread_barrier_wait(&all_started);
+    free(p);
+    return NULL;
+}
+
+static int many_threads(void)
+{
+    pthread_t t[MANY_THREADS];
+    int started = 0;
+    pthread_barrier_init(&all_started, NULL, MANY_THREADS);
+    for (int i = 0; i < MANY_THREADS; i++)
+        if (pthread_create(&t[i], NULL, arena_thread, NULL) == 0) started++;
+    for (int i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&all_started);
+    return started;
+}
+
 /* Lua in the sandbox: tables, strings, coroutines, os.clock and os.time
  * with a date (mktime reads the time zone). */
 static const char LUA_SCRIPT[] = "local t = {} for i = 1, 20000 do t[i] = tostring(i) .. 'x' end\n"
@@ -166,6 +194,7 @@ static int allowed_path(void)
         say("thread joined");
     else
         say("thread failed");
+    say("%d threads at once", many_threads());
     struct timespec ts;
     if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec > 0) say("clock");
     run_lua();
