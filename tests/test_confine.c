@@ -176,6 +176,7 @@ static void test_allowed_path_works(void)
     CHECK_LINE(&r, "alloc 64 MiB");
     CHECK_LINE(&r, "thread joined");
     CHECK_LINE(&r, "12 threads at once");
+    CHECK_LINE(&r, "sorted");
     CHECK_LINE(&r, "clock");
     /* #s + #t + 1: the script ran to its end, os.time with a date included. */
     CHECK_LINE(&r, "lua 220001");
