@@ -197,7 +197,8 @@ static int allow(scmp_filter_ctx ctx, const char *name, char *err, size_t errlen
 /* NAME allowed when its first argument (the descriptor) is FD. */
 static int allow_fd(scmp_filter_ctx ctx, const char *name, int fd, char *err, size_t errlen)
 {
-    struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd);
+    /* The unused second datum is spelled out: clang warns of it missing. */
+    struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd, 0);
     return rule(ctx, ALLOW, name, 1, &c, err, errlen);
 }
 
@@ -271,8 +272,8 @@ static int allow_threads(scmp_filter_ctx ctx, char *err, size_t errlen)
 static int allow_signals(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
     if (allow(ctx, "restart_syscall", err, errlen)) return -1;
-    struct scmp_arg_cmp setxid = SCMP_A0(SCMP_CMP_EQ, CONFINE_SIGSETXID);
-    struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
+    struct scmp_arg_cmp setxid = SCMP_A0(SCMP_CMP_EQ, CONFINE_SIGSETXID, 0);
+    struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0);
     if (rule(ctx, ALLOW, "rt_sigaction", 1, &setxid, err, errlen)) return -1;
     if (rule(ctx, ALLOW, "tgkill", 1, &self, err, errlen)) return -1;
     if (allow(ctx, "rt_sigprocmask", err, errlen)) return -1;
