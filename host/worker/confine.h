@@ -4,17 +4,22 @@
  *
  * confine_enter, in this order: closes every descriptor but 0, 1, 2 and the
  * kept one; settles what libc would otherwise read from files later (the
- * time zone, malloc's arena limit); sets the resource limits (address space, CPU time, descriptors, no
- * core files); sets no_new_privs and makes the process undumpable; then loads
- * a seccomp filter that allows only what a running Lua VM with a few threads
- * needs (confine.c lists each call and why). Any other system call kills the
- * process with SIGSYS; a few likely ones (open, socket, connect, execve, a
- * new process, ptrace) are trapped first so that the worker ends with an exit
- * status naming the call (CONFINE_EXIT_TRAPPED) before it can do anything
- * else: the call itself never runs either way.
+ * time zone, malloc's arena limit); sets the resource limits (address
+ * space, CPU time, descriptors, no core files); sets no_new_privs and makes
+ * the process undumpable; then loads a seccomp filter that allows only what
+ * a running Lua VM with a few threads needs (confine.c lists each call and
+ * why). Any other system call kills the process with SIGSYS; a few likely
+ * ones (open, socket, connect, execve, a new process, ptrace) are trapped
+ * first so that the worker ends with an exit status naming the call
+ * (CONFINE_EXIT_TRAPPED): the call itself never runs either way.
  *
- * What the host records comes from confine_describe_exit on the worker's wait
- * status.
+ * Before the call a worker does whatever opens files (loading Lua code and
+ * skills) and moves its socket to descriptor 3, so that no descriptor sent
+ * over it can arrive. After it, no stdio output on stdout: its first use
+ * stats fd 1, a forbidden call.
+ *
+ * What the host records comes from confine_describe_exit on the worker's
+ * wait status.
  */
 #ifndef ALOFT_WORKER_CONFINE_H
 #define ALOFT_WORKER_CONFINE_H
