@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,20 @@ static int probe_fd = 5;
 static char probe[512];
 /* Set for one case: run_probe stops and continues the probe in its sleep. */
 static int stop_after_start;
+/* Set for one case: the probe runs where close_range fails with ENOSYS, as
+ * on kernels before 5.9. */
+static int without_close_range;
+
+/* A filter of the test's own, loaded in the probe's process before exec:
+ * close_range answers ENOSYS, everything else is left to confine_enter's. */
+static int hide_close_range(void)
+{
+    scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
+    int ok = c && seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(close_range), 0) == 0 &&
+             seccomp_load(c) == 0;
+    if (c) seccomp_release(c);
+    return ok ? 0 : -1;
+}
 
 typedef struct run {
     char out[8192]; /* what the probe said on its socket */
@@ -97,6 +112,7 @@ static void run_probe(const char *mode, unsigned long long as, unsigned cpu, run
         if (dup2(errp[1], 2) < 0) _exit(120);
         if (sv[1] == probe_fd ? fcntl(probe_fd, F_SETFD, 0) < 0 : dup2(sv[1], probe_fd) < 0)
             _exit(120);
+        if (without_close_range && hide_close_range()) _exit(122);
         execl(probe, probe, fd_arg, mode, as_arg, cpu_arg, (char *)NULL);
         _exit(121);
     }
@@ -183,6 +199,18 @@ static void test_allowed_path_works(void)
     CHECK_LINE(&r, "fds 5");
     CHECK_LINE(&r, "clone3 ENOSYS");
     CHECK(strstr(r.out, "pong\n") != NULL, "no answer to ping:\n%s%s", r.out, r.err);
+}
+
+/* Without close_range the descriptors are closed from the list in
+ * /proc/self/fd, read before the filter. */
+static void test_closing_without_close_range(void)
+{
+    run r;
+    without_close_range = 1;
+    run_probe("allowed", 0, 0, &r);
+    without_close_range = 0;
+    CHECK_WHY(&r, "exited with status 0");
+    CHECK_LINE(&r, "fds 5");
 }
 
 /* A descriptor sent over the socket never arrives: with the socket at 3 the
@@ -352,6 +380,7 @@ int main(void)
     test_describe_exit();
     test_bad_descriptor_refused();
     test_allowed_path_works();
+    test_closing_without_close_range();
     test_no_descriptor_received();
     test_stopped_and_continued();
     test_ways_out_are_trapped();
