@@ -280,15 +280,16 @@ static int allow_signals(scmp_filter_ctx ctx, char *err, size_t errlen)
     return allow(ctx, "rt_sigreturn", err, errlen);
 }
 
-/* Clocks (the sandbox's deadline, os.clock: clock_gettime of the process's
- * CPU time is a real system call, the others mostly vDSO), sleeping,
+/* Clocks (the sandbox's deadline, os.clock, os.time: clock_gettime of the
+ * process's CPU time is a real system call; the others, time included, are
+ * vDSO calls that become system calls where the vDSO is off), sleeping,
  * getrandom (malloc's and Lua's seeds), and sysinfo (glibc's qsort asks
  * once how much memory the machine has). */
 static int allow_time(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
     static const char *const plain[] = {"clock_gettime", "clock_getres", "clock_nanosleep",
-                                        "nanosleep",     "gettimeofday", "getrandom",
-                                        "sysinfo"};
+                                        "nanosleep",     "gettimeofday", "time",
+                                        "getrandom",     "sysinfo"};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         if (allow(ctx, plain[i], err, errlen)) return -1;
     return 0;
