@@ -5,9 +5,10 @@ set -euo pipefail
 
 # darknet: its photos (/usr/share/darknet/data) are the README's vision
 # example, and its yolov3-tiny cfg the benchmark's real-size network.
+# libseccomp-dev: the system call filter that confines the Lua workers.
 runtime_pkgs="liblua5.4-dev lua5.4 libcurl4-openssl-dev libcjson-dev libsqlite3-dev
-libopencv-dev libpng-dev libmicrohttpd-dev cmake pkg-config make gcc g++ python3
-darknet"
+libopencv-dev libpng-dev libmicrohttpd-dev libseccomp-dev cmake pkg-config make gcc
+g++ python3 darknet"
 test_pkgs="python3-onnx python3-numpy clang libclang-rt-14-dev sqlite3 clang-format
 chromium chromium-driver python3-selenium lcov nodejs"
 
