@@ -94,7 +94,9 @@ with tempfile.TemporaryDirectory() as tmp:
           "and its calls: %r" % doc.get("events"))
 
     c = sqlite3.connect(db)
-    check(c.execute("PRAGMA user_version").fetchone()[0] == 3, "migrated to version 3")
+    check(c.execute("PRAGMA user_version").fetchone()[0] == 4, "migrated to version 4")
+    check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'objects_at'").fetchone()[0]
+          == 1, "with the objects' spatial index")
     c.execute("UPDATE missions SET status = 'hung' WHERE id = 1")
     c.commit()
     try:

@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -203,6 +203,8 @@ int store_record_scene(store_mission *m, double t_ms, const char *description, b
 
 /* Sightings of the same class closer than this (cm) are one object. */
 #define STORE_OBJECT_MERGE_CM 50.0
+/* Positions farther than this from the origin (10,000 km) are refused. */
+#define STORE_OBJECT_MAX_CM 1e9
 
 typedef struct store_object {
     int64_t id;
@@ -218,8 +220,9 @@ typedef struct store_object {
 /* Records a sighting of an object of class CLS at world position (x, y, z)
  * with confidence CONF: merged into the nearest remembered object of that
  * class within STORE_OBJECT_MERGE_CM in the mission's world (from any
- * mission in that world), or remembered as a new one. Returns the object's
- * id, or -1. */
+ * mission in that world), or remembered as a new one. A position that is
+ * not a number or beyond STORE_OBJECT_MAX_CM is refused. Returns the
+ * object's id, or -1. */
 int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, char *err, size_t errlen);
 
