@@ -118,8 +118,9 @@ int store_mission_mark(store_mission *m, store_status status, const char *error,
                        size_t errlen);
 
 /* Frees the handle without ending the mission, as if the process had died:
- * it stays "running" and is marked interrupted by a store_open after this
- * store is closed. For callers that lose their store mid-mission. */
+ * it stays "running" and is marked interrupted by the next store_open (even
+ * while this store stays open for other missions). For callers that lose
+ * their store mid-mission. */
 void store_mission_abandon(store_mission *m);
 
 /* In every record below, T_MS is the event's time in milliseconds since the
