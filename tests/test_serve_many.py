@@ -4,9 +4,10 @@
 simulated drones are listed; 40 of them fly at once, each its own task and
 plan (turn by its own angle), and every mission ends ok with its own
 drone's pose and its own record in the store: missions stay isolated at
-that scale. --max-drones is a limit at, below and above its bounds, and
-the server's threads fall back once the missions are over (a flying drone
-costs threads, an idle one none)."""
+that scale. --max-drones is a limit at, below and above its bounds, the
+server's threads fall back once the missions are over (a flying drone
+costs threads, an idle one none), and a drone's events are kept within its
+share of the server's budget."""
 
 import json
 import os
@@ -23,6 +24,13 @@ ALOFT = os.environ.get("ALOFT", "build/aloft")
 SRC = os.environ.get("SRC", ".")
 DRONES = 200
 FLYING = 40
+# The events the server keeps for each of 200 drones: 256 MiB over 200
+# (WEB_EVENTS_FLEET_BYTES in host/web/web_fleet.h), where one drone alone
+# keeps 8 MiB.
+SHARE = 256 * 1024 * 1024 // DRONES
+# A mission whose events are about 6 MiB: 2000 log lines of 1000
+# characters, each a call, a return and a log event.
+BIG = "2{1000{l('" + "x" * 1000 + "')}};->True"
 failures = 0
 
 
@@ -100,6 +108,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # each task gets its own plan: the angle says whose plan a drone flew
     responses = [{"match": "#%03d#" % i, "content": "tc(%d);d(3000);->True" % angle(i)}
                  for i in range(FLYING)]
+    responses.append({"match": "#big#", "content": BIG})
     fake = Fake(tmp, responses)
     args = ["--max-drones", str(DRONES), "--llm-url", fake.url, "--model", "fake",
             "--db", db, "--time-scale", "1"]
@@ -160,6 +169,23 @@ with tempfile.TemporaryDirectory() as tmp:
         lst = json.loads(r.stdout) if r.returncode == 0 else []
         check(sorted(m["task"] for m in lst) == sorted(task(i) for i in range(FLYING)) and
               all(m["status"] == "ok" for m in lst), "the store: %s" % r.stderr[-300:])
+        # the events of a mission that logs 6 MiB stop at the drone's share
+        # of the server's budget; its end still comes
+        status, _ = srv.post_json("/api/drones/%d/missions" % (DRONES - 1), {"task": "#big#"})
+        check(status == 202, "the big mission accepted: %s" % status)
+        ev = Events(srv, DRONES - 1, timeout=120)
+        seen = []
+        end = ev.until("end", seen=seen, deadline_s=240)
+        ev.close()
+        # the data re-encoded as compact JSON: within a few per cent of the
+        # server's count (numbers print differently), far below the 6 MiB
+        # the mission sent and the 8 MiB one drone alone keeps
+        kept = sum(len(json.dumps(d, separators=(",", ":"))) for _, d in seen)
+        logs = sum(k == "log" for k, _ in seen)
+        check(end["status"] == "ok", "the big mission ended ok: %s" % end.get("error"))
+        check(0 < logs < 2000 and SHARE // 2 < kept <= SHARE * 1.05,
+              "its events kept within the share: %d log events, %d bytes of %d" %
+              (logs, kept, SHARE))
         check(srv.stop() == 0, "Ctrl-C ends the server")
     finally:
         srv.reap()

@@ -51,7 +51,7 @@ struct web_fleet {
     store *store; /* one connection for every mission of the process */
     web_scenes *scenes;
     web_drone *drones;
-    int n;
+    int n, cap; /* drones opened, and to open */
     atomic_bool shut;
 };
 
@@ -93,7 +93,8 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
 {
     char msg[512];
     snprintf(d->spec, sizeof d->spec, "%s", spec);
-    d->events = web_events_new();
+    size_t share = WEB_EVENTS_FLEET_BYTES / (size_t)f->cap;
+    d->events = web_events_new_capped(share > WEB_EVENTS_MIN_BYTES ? share : WEB_EVENTS_MIN_BYTES);
     if (!d->events) return snprintf(err, errlen, "out of memory"), -1;
     tello_config_init(&d->tcfg);
     int r = tello_config_option(&d->tcfg, "drone", spec, msg, sizeof msg);
@@ -137,6 +138,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
     if (!f) return snprintf(err, errlen, "out of memory"), NULL;
     f->cfg = cfg;
     atomic_init(&f->shut, false);
+    f->cap = n;
     f->drones = calloc((size_t)n, sizeof *f->drones);
     f->scenes = web_scenes_new(cfg->seed);
     if (!f->drones || !f->scenes) {

@@ -26,6 +26,11 @@
  * and its watchdog's), so the cap bounds both. */
 #define WEB_DEFAULT_MAX_DRONES 256
 #define WEB_MAX_DRONES_LIMIT 4096
+/* What the drones' event logs keep at most, together: each drone keeps
+ * this over the number of drones, between 256 KiB and
+ * WEB_EVENTS_MAX_BYTES (8 MiB from 32 drones down). */
+#define WEB_EVENTS_FLEET_BYTES (256u * 1024u * 1024u)
+#define WEB_EVENTS_MIN_BYTES (256u * 1024u)
 
 typedef struct web_fleet_config {
     const skill_registry *reg; /* shared by every mission, read only */
