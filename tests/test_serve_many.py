@@ -104,6 +104,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "257 drones" in r.stderr and "256" in r.stderr,
           "257 drones over the default of 256: %r" % r.stderr)
 
+    # the store is opened once, at the start: a store that cannot be opened
+    # stops the server there, with the reason
+    blocker = os.path.join(tmp, "a-file")
+    open(blocker, "w").close()
+    r = serve_usage(["--scene", office, "--db", os.path.join(blocker, "m.db")], env)
+    check(r.returncode == 1 and "mission store" in r.stderr and "a-file" in r.stderr,
+          "a store that cannot be opened: %s %r" % (r.returncode, r.stderr))
+
     # ---- 200 drones, 40 flying at once ---------------------------------------
     # each task gets its own plan: the angle says whose plan a drone flew
     responses = [{"match": "#%03d#" % i, "content": "tc(%d);d(3000);->True" % angle(i)}
