@@ -397,6 +397,9 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # hundreds of missions may ask at once (bench_serve): the default
+    # backlog of 5 would leave most connections to the kernel's SYN retries
+    request_queue_size = 1024
 
     def __init__(self, addr, script, log_path):
         super().__init__(addr, Handler)

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -214,3 +215,27 @@ def open_stream(srv, drone, source="127.0.0.1"):
         data += chunk
     status = int(data.split(b" ")[1]) if data.startswith(b"HTTP/1.1 ") else None
     return s, status, data
+
+
+def start_browser(profile):
+    """Headless Chromium under selenium, its profile in PROFILE (a directory of
+    the test's, removed with it: left to itself Chromium makes one under /tmp
+    and may leave it); the test fails (exit 1) without it."""
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as e:
+        print("FAIL: selenium is missing (scripts/setup.sh --test installs python3-selenium):", e)
+        sys.exit(1)
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1280,1600", "--no-first-run", "--disable-extensions",
+              "--user-data-dir=" + profile):
+        opts.add_argument(a)
+    try:
+        return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    except Exception as e:  # any reason Chromium does not come up fails the test
+        print("FAIL: headless Chromium does not start (scripts/setup.sh --test installs "
+              "chromium and chromium-driver):", e)
+        sys.exit(1)

@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm_proc import Fake  # noqa: E402
-from serve_proc import Serve, SlowClients, open_stream  # noqa: E402
+from serve_proc import Serve, SlowClients, open_stream, start_browser  # noqa: E402
 
 SRC = os.environ.get("SRC", ".")
 failures = 0
@@ -26,29 +26,6 @@ def check(cond, what):
     if not cond:
         print("FAIL:", what)
         failures += 1
-
-
-def start_browser(profile):
-    """Headless Chromium with its profile in PROFILE (removed with the test's
-    directory: left to itself it makes one under /tmp and may leave it)."""
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError as e:
-        print("FAIL: selenium is missing (scripts/setup.sh --test installs python3-selenium):", e)
-        sys.exit(1)
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = "/usr/bin/chromium"
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--window-size=1280,1600", "--no-first-run", "--disable-extensions",
-              "--user-data-dir=" + profile):
-        opts.add_argument(a)
-    try:
-        return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    except Exception as e:  # any reason Chromium does not come up fails the test
-        print("FAIL: headless Chromium does not start (scripts/setup.sh --test installs "
-              "chromium and chromium-driver):", e)
-        sys.exit(1)
 
 
 PLAN = "l('hello web');tc(90);mf(50);->True"

@@ -96,6 +96,20 @@ int main(void)
     CHECK(t && strstr(t, "event: end") && last == end);
     free(t);
 
+    /* A smaller cap (a server's share for each of many drones): events of
+     * about 1 KiB stop at the one that crosses 4 KiB; the end still comes. */
+    web_events *small = web_events_new_capped(4096);
+    char *kib = malloc(1001);
+    memset(kib, 'z', 1000);
+    kib[1000] = '\0';
+    kept = 0;
+    for (int i = 0; i < 20; i++)
+        kept += web_events_add(small, "log", obj("text", kib)) > 0;
+    free(kib);
+    CHECK(kept == 4, "a 4 KiB log keeps four 1 KiB events, kept %d", kept);
+    CHECK(web_events_add(small, "end", obj("status", "ok")) > 0, "its end is never dropped");
+    web_events_free(small);
+
     /* Readers copy whole events into their own buffer, as many as fit; an
      * event bigger than the buffer comes in pieces, still from the log. */
     web_events_reset(h);

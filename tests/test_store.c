@@ -402,6 +402,37 @@ static void test_dead_owner_marked_interrupted(void)
     store_close(s);
 }
 
+/* A store shared by a process's missions stays open while one of them is
+ * abandoned (its recorder lost it): the next open, here or in another
+ * process, marks that one interrupted and leaves the others running. */
+static void test_abandoned_in_shared_store(void)
+{
+    char err[256];
+    const char *path = tmp_path("shared.db");
+    store *s = store_open(path, 0, err, sizeof err);
+    CHECK(s != NULL, "open: %s", err);
+    if (!s) return;
+    store_mission *kept = store_mission_begin(s, NULL, err, sizeof err);
+    store_mission *lost = store_mission_begin(s, NULL, err, sizeof err);
+    int64_t lost_id = store_mission_id(lost);
+    store_mission_abandon(lost);
+    store *other = store_open(path, 0, err, sizeof err);
+    CHECK(other != NULL, "second open: %s", err);
+    if (other) {
+        cJSON *doc = store_mission_json(other, lost_id, err, sizeof err);
+        CHECK(strcmp(get(get(doc, "mission"), "status")->valuestring, "interrupted") == 0,
+              "the abandoned mission is interrupted while its store stays open");
+        cJSON_Delete(doc);
+        doc = store_mission_json(other, store_mission_id(kept), err, sizeof err);
+        CHECK(strcmp(get(get(doc, "mission"), "status")->valuestring, "running") == 0,
+              "the other mission of that store keeps running");
+        cJSON_Delete(doc);
+        store_close(other);
+    }
+    CHECK(store_mission_end(kept, STORE_OK, NULL, NULL, err, sizeof err) == 0, "end: %s", err);
+    store_close(s);
+}
+
 /* ---- databases that are not ours -------------------------------------------- */
 
 static void test_bad_databases_refused(void)
@@ -645,6 +676,7 @@ int main(void)
     test_statuses_and_bad_input();
     test_object_memory_merges_across_missions();
     test_dead_owner_marked_interrupted();
+    test_abandoned_in_shared_store();
     test_bad_databases_refused();
     test_replay_reproduces_skill_calls();
     test_calls_match_except();

@@ -6,6 +6,20 @@
 
 const POLL_MS = 2000;
 const LOG_MAX = 500;
+// Cards whose camera and events stream at once: a browser opens at most 6
+// connections to one server over HTTP/1.1, a streaming card holds two, and
+// the poll and the buttons need the rest. Every card shows its state, pose
+// and scene from the poll; "Watch" (or flying a task) streams a card, and
+// the card watched longest ago stops streaming.
+const LIVE_MAX = 2;
+const live = [];
+
+function watch(card) {
+  if (live.includes(card)) return;
+  live.push(card);
+  card.live(true);
+  while (live.length > LIVE_MAX) live.shift().live(false);
+}
 
 function $(root, cls) {
   return root.querySelector("." + cls);
@@ -27,7 +41,9 @@ class DroneCard {
       this[k] = $(node, k);
     }
     this.name.textContent = "Drone " + info.id + " — " + info.spec;
-    this.camera.src = "/api/drones/" + info.id + "/camera.mjpg";
+    this.watch = $(node, "watch");
+    this.watch.addEventListener("click", () => watch(this));
+    this.es = null;
     this.planIndex = -1;
     $(node, "mission").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -36,7 +52,20 @@ class DroneCard {
     this.stop.addEventListener("click", () => this.stop_());
     parent.appendChild(node);
     this.update(info);
-    this.listen();
+  }
+
+  // Streams the camera and the events (the mission so far, then live), or stops.
+  live(on) {
+    this.watch.disabled = on;
+    this.watch.textContent = on ? "Watching" : "Watch";
+    if (on) {
+      this.camera.src = "/api/drones/" + this.id + "/camera.mjpg";
+      this.listen();
+    } else {
+      this.camera.removeAttribute("src"); // ends the MJPEG request
+      if (this.es) this.es.close();
+      this.es = null;
+    }
   }
 
   setStatus(text) {
@@ -70,6 +99,7 @@ class DroneCard {
 
   listen() {
     const es = new EventSource("/api/drones/" + this.id + "/events");
+    this.es = es;
     const on = (kind, fn) => es.addEventListener(kind, (e) => fn(JSON.parse(e.data)));
     on("start", (d) => {
       this.plan.textContent = "";
@@ -131,6 +161,7 @@ class DroneCard {
       this.message.textContent = "Type a task first.";
       return;
     }
+    watch(this);
     try {
       const r = await fetch("/api/drones/" + this.id + "/missions", {
         method: "POST",
@@ -168,6 +199,7 @@ async function main() {
   }
   main.replaceChildren();
   const cards = drones.map((d) => new DroneCard(d, main));
+  cards.slice(0, LIVE_MAX).forEach(watch);
   setInterval(async () => {
     try {
       const now = await (await fetch("/api/drones")).json();

@@ -77,6 +77,15 @@ static void print_rows(const char *bench, const char *prefix, const cJSON *v)
         printf("%-16s %-44s %14.6g\n", bench, prefix, v->valuedouble);
         return;
     }
+    /* A target's verdict ("..._met": true or false) reads as one. */
+    if (cJSON_IsBool(v)) {
+        size_t n = strlen(prefix);
+        bool verdict = n >= 4 && strcmp(prefix + n - 4, "_met") == 0;
+        printf("%-16s %-44s %14s\n", bench, prefix,
+               verdict ? (cJSON_IsTrue(v) ? "met" : "MISSED")
+                       : (cJSON_IsTrue(v) ? "true" : "false"));
+        return;
+    }
     if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return;
     int i = 0;
     for (const cJSON *c = v->child; c; c = c->next, i++) {

@@ -42,6 +42,9 @@ static const char usage[] =
     "                          tello[:HOST]    a Tello (default 192.168.10.1);\n"
     "                                          --scene gives its limits\n"
     "                        (default: one simulator in --scene)\n"
+    "                        (drones of one scene file share it and its camera)\n"
+    "  --max-drones N        take at most N drones (default 256, at most 4096):\n"
+    "                        each flying drone is two threads\n"
     "  --scene FILE          the scene of `--drone sim`\n" CLI_LLM_HELP CLI_CANDIDATES_HELP
     "  --time-scale X        simulated seconds per real second (default 1)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
@@ -77,6 +80,7 @@ enum {
     OPT_TLS_CERT,
     OPT_TLS_KEY,
     OPT_CANDIDATES,
+    OPT_MAX_DRONES,
 };
 
 typedef struct serve_args {
@@ -84,8 +88,9 @@ typedef struct serve_args {
     int port;
     const char *host;
     const char *token, *tls_cert, *tls_key;
-    const char *drones[WEB_MAX_DRONES];
+    const char **drones; /* room for every argument */
     int n_drones;
+    long long max_drones;
     const char *llm_url, *model, *db, *prompts;
     bool no_stream;
     long long max_tries, max_replans, llm_timeout_ms;
@@ -109,6 +114,7 @@ static int on_option(void *ud, int opt, const char *arg)
 {
     serve_args *a = ud;
     const char *cmd = a->c.cmd;
+    int rc;
     switch (opt) {
     case OPT_PORT: {
         unsigned long long v;
@@ -121,10 +127,12 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_TOKEN: a->token = arg; return 0;
     case OPT_TLS_CERT: a->tls_cert = arg; return 0;
     case OPT_TLS_KEY: a->tls_key = arg; return 0;
-    case OPT_DRONE:
-        if (a->n_drones == WEB_MAX_DRONES)
-            return cli_usage_error(cmd, "at most %d drones", WEB_MAX_DRONES);
-        a->drones[a->n_drones++] = arg;
+    case OPT_DRONE: a->drones[a->n_drones++] = arg; return 0;
+    case OPT_MAX_DRONES:
+        if ((rc = parse_count(cmd, "max-drones", arg, true, &a->max_drones))) return rc;
+        if (a->max_drones > WEB_MAX_DRONES_LIMIT)
+            return cli_usage_error(cmd, "--max-drones: at most %d, not %s", WEB_MAX_DRONES_LIMIT,
+                                   arg);
         return 0;
     case OPT_LLM_URL: a->llm_url = arg; return 0;
     case OPT_MODEL: a->model = arg; return 0;
@@ -209,6 +217,8 @@ static char *read_pem(const char *what, const char *path, char *err, size_t errl
     return buf;
 }
 
+static int serve(serve_args *ap, int argc, char **argv, const struct option *opts);
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -232,6 +242,7 @@ int cmd_serve(int argc, char **argv)
         {"tls-cert", required_argument, 0, OPT_TLS_CERT},
         {"tls-key", required_argument, 0, OPT_TLS_KEY},
         {"candidates", required_argument, 0, OPT_CANDIDATES},
+        {"max-drones", required_argument, 0, OPT_MAX_DRONES},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
@@ -239,7 +250,21 @@ int cmd_serve(int argc, char **argv)
                     .host = "127.0.0.1",
                     .max_replans = -1,
                     .time_scale = 1,
-                    .seed = 1};
+                    .seed = 1,
+                    .max_drones = WEB_DEFAULT_MAX_DRONES};
+    /* Every --drone takes an argument: there are fewer than ARGC. */
+    a.drones = calloc((size_t)argc + 1, sizeof *a.drones);
+    if (!a.drones) return cli_fail(a.c.cmd, "out of memory");
+    int rc = serve(&a, argc, argv, opts);
+    free(a.drones);
+    return rc;
+}
+
+/* The server's life, once the arguments have room: parse, start, wait for
+ * a signal, stop. */
+static int serve(serve_args *ap, int argc, char **argv, const struct option *opts)
+{
+    serve_args a = *ap;
     int rc = cli_parse_options(&a.c, argc, argv, opts, usage, on_option, &a);
     if (rc >= 0) return rc;
     if (optind < argc) return cli_usage_error(a.c.cmd, "unexpected argument '%s'", argv[optind]);
@@ -253,6 +278,9 @@ int cmd_serve(int argc, char **argv)
         if (!a.c.scene) return cli_usage_error(a.c.cmd, "give --drone SPEC or --scene FILE");
         a.drones[a.n_drones++] = "sim";
     }
+    if (a.n_drones > a.max_drones)
+        return cli_usage_error(a.c.cmd, "%d drones given, but --max-drones is %lld", a.n_drones,
+                               a.max_drones);
 
     llm_config llm;
     llm_config_defaults(&llm);
@@ -268,6 +296,7 @@ int cmd_serve(int argc, char **argv)
                             .time_scale = a.time_scale,
                             .seed = a.seed,
                             .db = a.db,
+                            .max_drones = (int)a.max_drones,
                             .prompts = a.prompts,
                             .stream = !a.no_stream,
                             .max_tries = (int)a.max_tries,

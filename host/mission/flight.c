@@ -433,7 +433,8 @@ static mission_record *record_begin(const flight_config *c, mission_world *world
                                .params_json = params,
                                .seed = (int64_t)c->sim.seed,
                                .replay_of = c->replay_of};
-    mission_record *rec = mission_record_open(c->db, &info, world, err, errlen);
+    mission_record *rec = c->store ? mission_record_begin(c->store, &info, world, err, errlen)
+                                   : mission_record_open(c->db, &info, world, err, errlen);
     free(params);
     if (!rec) return NULL;
     *id = store_mission_id(mission_record_mission(rec));

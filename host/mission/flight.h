@@ -110,6 +110,9 @@ typedef struct flight_config {
     const char *const *skill_dirs;
     int n_skill_dirs;
     const char *db; /* the store (NULL: $ALOFT_DB or the default) */
+    /* A store shared by the process's flights (mission_record_begin), used
+     * instead of opening DB for this flight; NULL: open DB. */
+    store *store;
     /* Connecting, the eyes, the mission's id: lines for a user; and with
      * a plan, each skill call. NULL = quiet. */
     FILE *progress;

@@ -25,7 +25,8 @@ typedef struct open_call {
 
 struct mission_record {
     store *own;       /* the store, when mission_record_open opened it */
-    store_mission *m; /* owned too in that case */
+    store *shared;    /* the store, when mission_record_begin was given it */
+    store_mission *m; /* owned in either case */
     mission_world *world;
     double t0_ms; /* mission start on the clock_now_ms() clock */
     open_call *open;
@@ -51,7 +52,7 @@ void mission_record_free(mission_record *r)
     for (int i = 0; i < r->nopen; i++)
         free(r->open[i].args);
     free(r->open);
-    if (r->own) {
+    if (r->own || r->shared) {
         /* The handle goes; the row stays running until the next open. */
         store_mission_abandon(r->m);
         store_close(r->own);
@@ -59,11 +60,9 @@ void mission_record_free(mission_record *r)
     free(r);
 }
 
-mission_record *mission_record_open(const char *db, const store_mission_info *info,
-                                    mission_world *world, char *err, size_t errlen)
+mission_record *mission_record_begin(store *s, const store_mission_info *info, mission_world *world,
+                                     char *err, size_t errlen)
 {
-    store *s = store_open(db, 0, err, errlen);
-    if (!s) return NULL;
     store_mission *m = store_mission_begin(s, info, err, errlen);
     mission_record *r = m ? mission_record_new(m, world) : NULL;
     if (!r) {
@@ -71,9 +70,23 @@ mission_record *mission_record_open(const char *db, const store_mission_info *in
             snprintf(err, errlen, "out of memory");
             store_mission_end(m, STORE_FAILED, "out of memory", NULL, NULL, 0);
         }
+        return NULL;
+    }
+    r->shared = s;
+    return r;
+}
+
+mission_record *mission_record_open(const char *db, const store_mission_info *info,
+                                    mission_world *world, char *err, size_t errlen)
+{
+    store *s = store_open(db, 0, err, errlen);
+    if (!s) return NULL;
+    mission_record *r = mission_record_begin(s, info, world, err, errlen);
+    if (!r) {
         store_close(s);
         return NULL;
     }
+    r->shared = NULL;
     r->own = s;
     return r;
 }
@@ -87,6 +100,7 @@ int mission_record_close(mission_record *r, store_status status, const char *err
     r->m = NULL; /* freed by store_mission_end */
     store *s = r->own;
     r->own = NULL;
+    r->shared = NULL;
     mission_record_free(r);
     store_close(s);
     return rc;
@@ -99,7 +113,7 @@ int mission_record_hung(mission_record *r, const char *error, char *err, size_t 
 
 store *mission_record_store(const mission_record *r)
 {
-    return r->own;
+    return r->own ? r->own : r->shared;
 }
 
 store_mission *mission_record_mission(const mission_record *r)

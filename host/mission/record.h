@@ -37,8 +37,17 @@ typedef struct mission_record mission_record;
 mission_record *mission_record_open(const char *db, const store_mission_info *info,
                                     mission_world *world, char *err, size_t errlen);
 
-/* Ends a mission begun by mission_record_open with STATUS, the ERROR text
- * (or NULL) and the plan's RESULT (or NULL), closes the store and frees R.
+/* Begins a mission described by INFO in S, a store shared with other
+ * missions (of other threads: store handles serialise their calls) that
+ * must outlive the recorder: one connection per process instead of one per
+ * mission, with its statements prepared once. The recorder owns the
+ * mission, not S. NULL with a message. */
+mission_record *mission_record_begin(store *s, const store_mission_info *info, mission_world *world,
+                                     char *err, size_t errlen);
+
+/* Ends a mission begun by mission_record_open or _begin with STATUS, the ERROR text
+ * (or NULL) and the plan's RESULT (or NULL), closes the store it opened
+ * (not a shared one) and frees R.
  * Returns 0, or -1 with a message (the mission is then left running, and
  * the next store_open marks it interrupted). */
 int mission_record_close(mission_record *r, store_status status, const char *error,
@@ -49,14 +58,15 @@ int mission_record_close(mission_record *r, store_status status, const char *err
  * stays open (store_mission_mark). Returns 0, or -1 with a message. */
 int mission_record_hung(mission_record *r, const char *error, char *err, size_t errlen);
 
-/* The store of a recorder from mission_record_open, else NULL. */
+/* The store of a recorder from mission_record_open or _begin, else NULL. */
 store *mission_record_store(const mission_record *r);
 
 /* A recorder writing into mission M (which stays the caller's: end it with
  * store_mission_end after mission_record_free), reading poses and simulated
  * time from WORLD (may be NULL: no poses). NULL when out of memory. */
 mission_record *mission_record_new(store_mission *m, mission_world *world);
-/* Frees R; an opened store is closed with its mission left running. */
+/* Frees R; the mission of mission_record_open or _begin is left running
+ * (and the store it opened closed). */
 void mission_record_free(mission_record *r);
 
 /* The mission being written. */

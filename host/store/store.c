@@ -238,6 +238,26 @@ static const char *const statement_sql[STORE_ST_COUNT] = {
                            " VALUES (?,?,?,?,?,?)",
     [STORE_ST_SCENE] = "INSERT INTO scene_snapshots(mission_id, seq, t_ms, description, x, y,"
                        " z, yaw) VALUES (?,?,?,?,?,?,?,?)",
+    /* The spatial index (objects_at) narrows the search to the cube of
+     * side 2 R around the sighting (?5 = R, ?6 = R * R); the exact distance
+     * and the class and world are then checked on those few rows. CROSS
+     * JOIN keeps SQLite's planner from starting at objects_world_class
+     * instead, which scans every object of the class. */
+    [STORE_ST_OBJ_FIND] =
+        "SELECT o.id, o.sightings, o.x, o.y, o.z FROM objects_at a CROSS JOIN objects o"
+        " ON o.id = a.id"
+        " WHERE a.x1 >= ?2 - ?5 AND a.x0 <= ?2 + ?5 AND a.y1 >= ?3 - ?5 AND a.y0 <= ?3 + ?5"
+        " AND a.z1 >= ?4 - ?5 AND a.z0 <= ?4 + ?5"
+        " AND o.class = ?1 AND o.world = (SELECT world FROM missions WHERE id = ?7)"
+        " AND (o.x - ?2) * (o.x - ?2) + (o.y - ?3) * (o.y - ?3) + (o.z - ?4) * (o.z - ?4) <= ?6"
+        " ORDER BY (o.x - ?2) * (o.x - ?2) + (o.y - ?3) * (o.y - ?3) + (o.z - ?4) * (o.z - ?4),"
+        " o.id LIMIT 1",
+    [STORE_ST_OBJ_MERGE] = "UPDATE objects SET x = ?1, y = ?2, z = ?3, conf = max(conf, ?4),"
+                           " sightings = sightings + 1, last_seen = ?5, last_mission = ?6"
+                           " WHERE id = ?7",
+    [STORE_ST_OBJ_NEW] = "INSERT INTO objects(x, y, z, conf, last_seen, last_mission, class,"
+                         " sightings, first_seen, world) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1,"
+                         " ?5, (SELECT world FROM missions WHERE id = ?6))",
 };
 
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int frames)

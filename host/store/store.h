@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -118,8 +118,9 @@ int store_mission_mark(store_mission *m, store_status status, const char *error,
                        size_t errlen);
 
 /* Frees the handle without ending the mission, as if the process had died:
- * it stays "running" and is marked interrupted by a store_open after this
- * store is closed. For callers that lose their store mid-mission. */
+ * it stays "running" and is marked interrupted by the next store_open (even
+ * while this store stays open for other missions). For callers that lose
+ * their store mid-mission. */
 void store_mission_abandon(store_mission *m);
 
 /* In every record below, T_MS is the event's time in milliseconds since the
@@ -220,6 +221,8 @@ int store_record_candidate(store_mission *m, double t_ms, const store_candidate 
 
 /* Sightings of the same class closer than this (cm) are one object. */
 #define STORE_OBJECT_MERGE_CM 50.0
+/* Positions farther than this from the origin (10,000 km) are refused. */
+#define STORE_OBJECT_MAX_CM 1e9
 
 typedef struct store_object {
     int64_t id;
@@ -235,8 +238,9 @@ typedef struct store_object {
 /* Records a sighting of an object of class CLS at world position (x, y, z)
  * with confidence CONF: merged into the nearest remembered object of that
  * class within STORE_OBJECT_MERGE_CM in the mission's world (from any
- * mission in that world), or remembered as a new one. Returns the object's
- * id, or -1. */
+ * mission in that world), or remembered as a new one. A position that is
+ * not a number or beyond STORE_OBJECT_MAX_CM is refused. Returns the
+ * object's id, or -1. */
 int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, char *err, size_t errlen);
 

@@ -12,8 +12,8 @@
 #include <sqlite3.h>
 #include <time.h>
 
-/* The INSERT/UPDATE statements a mission runs for every event: prepared once
- * per store so that an event costs one step and one commit. */
+/* The statements a mission runs for every event (and every sighting):
+ * prepared once per store so that an event costs one step and one commit. */
 enum {
     STORE_ST_LLM,
     STORE_ST_PLAN,
@@ -22,6 +22,9 @@ enum {
     STORE_ST_CALL_END,
     STORE_ST_VIOLATION,
     STORE_ST_SCENE,
+    STORE_ST_OBJ_FIND,  /* the nearest remembered object of a sighting */
+    STORE_ST_OBJ_MERGE, /* a sighting merged into it */
+    STORE_ST_OBJ_NEW,   /* or remembered as a new one */
     STORE_ST_COUNT
 };
 

@@ -5,68 +5,70 @@
  * position becomes the mean of its sightings); otherwise it is a new one.
  * Two scene files share coordinates but not objects.
  * The lookup and the write share one IMMEDIATE transaction so that two
- * missions seeing the same apple at once do not both create it.
+ * missions seeing the same apple at once do not both create it. The lookup
+ * goes through the R*Tree objects_at (schema version 4) and its statements
+ * are prepared once per store: a sighting costs the same with 20 or 20,000
+ * remembered objects (tests/bench/bench_store.c measures it).
  */
 #include "store/store_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Steps ST (a cached statement) once and resets it for the next use.
+ * Returns SQLITE_ROW (the row's id, sightings and x, y, z copied to ID, N
+ * and POS when ID is not NULL), SQLITE_DONE or an error code. */
+static int step_once(sqlite3_stmt *st, int64_t *id, int64_t *n, double pos[3])
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && id) {
+        *id = sqlite3_column_int64(st, 0);
+        *n = sqlite3_column_int64(st, 1);
+        for (int i = 0; i < 3; i++)
+            pos[i] = sqlite3_column_double(st, 2 + i);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* The nearest remembered object of class CLS in M's world within the merge
+ * distance of P: its id (0 if none), sightings and position. */
+static int find_near(store_mission *m, const char *cls, const double p[3], int64_t *id, int64_t *n,
+                     double at[3], char *err, size_t errlen)
+{
+    sqlite3_stmt *q = m->s->st[STORE_ST_OBJ_FIND];
+    sqlite3_bind_text(q, 1, cls, -1, SQLITE_STATIC);
+    for (int i = 0; i < 3; i++)
+        sqlite3_bind_double(q, 2 + i, p[i]);
+    sqlite3_bind_double(q, 5, STORE_OBJECT_MERGE_CM);
+    sqlite3_bind_double(q, 6, STORE_OBJECT_MERGE_CM * STORE_OBJECT_MERGE_CM);
+    sqlite3_bind_int64(q, 7, m->id);
+    *id = 0;
+    int rc = step_once(q, id, n, at);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return store_db_error(m->s, "cannot read objects", err, errlen);
+    return 0;
+}
 
 static int64_t merge_locked(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, const char *now, char *err, size_t errlen)
 {
     store *s = m->s;
-    sqlite3_stmt *q;
-    const double r2 = STORE_OBJECT_MERGE_CM * STORE_OBJECT_MERGE_CM;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, sightings, x, y, z FROM objects WHERE class = ?1"
-                           " AND world = (SELECT world FROM missions WHERE id = ?6)"
-                           " AND (x - ?2) * (x - ?2) + (y - ?3) * (y - ?3) + (z - ?4) * (z - ?4)"
-                           "  <= ?5"
-                           " ORDER BY (x - ?2) * (x - ?2) + (y - ?3) * (y - ?3) +"
-                           "  (z - ?4) * (z - ?4) LIMIT 1",
-                           -1, &q, NULL) != SQLITE_OK)
-        return store_db_error(s, "cannot read objects", err, errlen);
-    sqlite3_bind_text(q, 1, cls, -1, SQLITE_STATIC);
-    sqlite3_bind_double(q, 2, x);
-    sqlite3_bind_double(q, 3, y);
-    sqlite3_bind_double(q, 4, z);
-    sqlite3_bind_double(q, 5, r2);
-    sqlite3_bind_int64(q, 6, m->id);
-    int rc = sqlite3_step(q);
-    int64_t id = 0, n = 0;
-    double ox = 0, oy = 0, oz = 0;
-    if (rc == SQLITE_ROW) {
-        id = sqlite3_column_int64(q, 0);
-        n = sqlite3_column_int64(q, 1);
-        ox = sqlite3_column_double(q, 2);
-        oy = sqlite3_column_double(q, 3);
-        oz = sqlite3_column_double(q, 4);
-    }
-    sqlite3_finalize(q);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return store_db_error(s, "cannot read objects", err, errlen);
-
-    sqlite3_stmt *w;
-    const char *sql = id ? "UPDATE objects SET x = ?1, y = ?2, z = ?3, conf = max(conf, ?4),"
-                           " sightings = sightings + 1, last_seen = ?5, last_mission = ?6"
-                           " WHERE id = ?7"
-                         : "INSERT INTO objects(x, y, z, conf, last_seen, last_mission, class,"
-                           " sightings, first_seen, world) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1,"
-                           " ?5, (SELECT world FROM missions WHERE id = ?6))";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &w, NULL) != SQLITE_OK)
-        return store_db_error(s, "cannot record the object", err, errlen);
+    double p[3] = {x, y, z}, at[3] = {0, 0, 0};
+    int64_t id, n = 0;
+    if (find_near(m, cls, p, &id, &n, at, err, errlen)) return -1;
     if (id) {
         /* Running mean over all sightings. */
         double k = 1.0 / (double)(n + 1);
-        x = ox + (x - ox) * k;
-        y = oy + (y - oy) * k;
-        z = oz + (z - oz) * k;
+        for (int i = 0; i < 3; i++)
+            p[i] = at[i] + (p[i] - at[i]) * k;
     }
-    sqlite3_bind_double(w, 1, x);
-    sqlite3_bind_double(w, 2, y);
-    sqlite3_bind_double(w, 3, z);
+    sqlite3_stmt *w = s->st[id ? STORE_ST_OBJ_MERGE : STORE_ST_OBJ_NEW];
+    for (int i = 0; i < 3; i++)
+        sqlite3_bind_double(w, 1 + i, p[i]);
     sqlite3_bind_double(w, 4, conf);
     sqlite3_bind_text(w, 5, now, -1, SQLITE_STATIC);
     sqlite3_bind_int64(w, 6, m->id);
@@ -74,9 +76,8 @@ static int64_t merge_locked(store_mission *m, const char *cls, double x, double 
         sqlite3_bind_int64(w, 7, id);
     else
         sqlite3_bind_text(w, 7, cls, -1, SQLITE_STATIC);
-    rc = sqlite3_step(w);
-    sqlite3_finalize(w);
-    if (rc != SQLITE_DONE) return store_db_error(s, "cannot record the object", err, errlen);
+    if (step_once(w, NULL, NULL, NULL) != SQLITE_DONE)
+        return store_db_error(s, "cannot record the object", err, errlen);
     return id ? id : sqlite3_last_insert_rowid(s->db);
 }
 
@@ -84,6 +85,12 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
                             double conf, char *err, size_t errlen)
 {
     if (!cls || !*cls) return errmsg_set(err, errlen, "an object needs a class");
+    /* The spatial index keeps 32-bit floats: a position beyond their range
+     * (or not a number) would be indexed where no sighting finds it. */
+    if (!(fabs(x) <= STORE_OBJECT_MAX_CM && fabs(y) <= STORE_OBJECT_MAX_CM &&
+          fabs(z) <= STORE_OBJECT_MAX_CM))
+        return errmsg_set(err, errlen, "object position (%g, %g, %g) is not within %g cm", x, y, z,
+                          STORE_OBJECT_MAX_CM);
     char now[32];
     store_now_iso(now, sizeof now);
     store *s = m->s;

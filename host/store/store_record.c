@@ -219,6 +219,12 @@ int store_mission_mark(store_mission *m, store_status status, const char *error,
 
 void store_mission_abandon(store_mission *m)
 {
+    if (!m) return;
+    /* The store may stay open (shared by other missions): its lock on the
+     * mission goes now, as it would with the store. */
+    pthread_mutex_lock(&m->s->lock);
+    store_owner_release(m->s, m->id);
+    pthread_mutex_unlock(&m->s->lock);
     free(m);
 }
 

@@ -145,6 +145,19 @@ static const char *const migrations[] = {
     " text TEXT NOT NULL, accepted INTEGER NOT NULL, diagnostics TEXT,"
     " verify_failed INTEGER, tokens INTEGER, chosen INTEGER NOT NULL,"
     " UNIQUE(mission_id, seq));",
+    /* 4 -> 5: a spatial index of the remembered objects (SPEC §12), so that
+     * a sighting looks at the objects near it, not at every one of its
+     * class: SQLite's R*Tree, one point box per object. Triggers keep it
+     * in step with every write to objects (a merge moves an object). */
+    "CREATE VIRTUAL TABLE objects_at USING rtree(id, x0, x1, y0, y1, z0, z1);"
+    "INSERT INTO objects_at SELECT id, x, x, y, y, z, z FROM objects;"
+    "CREATE TRIGGER objects_at_insert AFTER INSERT ON objects BEGIN"
+    " INSERT INTO objects_at VALUES (new.id, new.x, new.x, new.y, new.y, new.z, new.z); END;"
+    "CREATE TRIGGER objects_at_move AFTER UPDATE OF id, x, y, z ON objects BEGIN"
+    " DELETE FROM objects_at WHERE id = old.id;"
+    " INSERT INTO objects_at VALUES (new.id, new.x, new.x, new.y, new.y, new.z, new.z); END;"
+    "CREATE TRIGGER objects_at_delete AFTER DELETE ON objects BEGIN"
+    " DELETE FROM objects_at WHERE id = old.id; END;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -10,10 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-/* A mission that logs more than this keeps its first events and its end. */
-#define EVENTS_MAX_COUNT 20000
-#define EVENTS_MAX_BYTES (8u * 1024u * 1024u)
-
 typedef struct event {
     long id;
     char *sse; /* "id: N\nevent: KIND\ndata: JSON\n\n" */
@@ -26,14 +22,21 @@ struct web_events {
     event *ev;
     int n, cap;
     size_t bytes;
+    size_t max_bytes; /* a mission that logs more keeps its first events and its end */
     long next_id;
     bool closed;
 };
 
 web_events *web_events_new(void)
 {
+    return web_events_new_capped(WEB_EVENTS_MAX_BYTES);
+}
+
+web_events *web_events_new_capped(size_t max_bytes)
+{
     web_events *h = calloc(1, sizeof *h);
     if (!h) return NULL;
+    h->max_bytes = max_bytes < WEB_EVENTS_MAX_BYTES ? max_bytes : WEB_EVENTS_MAX_BYTES;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -76,7 +79,7 @@ long web_events_add(web_events *h, const char *kind, cJSON *data)
     if (!json) return -1;
     long id = -1;
     pthread_mutex_lock(&h->lock);
-    bool full = h->n >= EVENTS_MAX_COUNT || h->bytes >= EVENTS_MAX_BYTES;
+    bool full = h->n >= WEB_EVENTS_MAX_COUNT || h->bytes >= h->max_bytes;
     if (!full || strcmp(kind, "end") == 0) {
         if (h->n == h->cap) {
             int cap = h->cap ? h->cap * 2 : 64;

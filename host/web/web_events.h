@@ -17,8 +17,18 @@
 
 typedef struct web_events web_events;
 
-/* A new, empty log, or NULL when out of memory. */
+/* The most a log keeps of one mission, in bytes of SSE text (and events):
+ * past it, events are dropped but the end. */
+#define WEB_EVENTS_MAX_BYTES (8u * 1024u * 1024u)
+#define WEB_EVENTS_MAX_COUNT 20000
+
+/* A new, empty log keeping up to WEB_EVENTS_MAX_BYTES, or NULL when out of
+ * memory. */
 web_events *web_events_new(void);
+
+/* The same, keeping up to MAX_BYTES (at most WEB_EVENTS_MAX_BYTES): a
+ * server with many drones gives each a share of its budget. */
+web_events *web_events_new_capped(size_t max_bytes);
 
 /* Frees H; no reader may still wait on it. */
 void web_events_free(web_events *h);

@@ -8,6 +8,7 @@
 #include "mission/flight.h"
 #include "vision/objects.h"
 #include "vision/view.h"
+#include "web/web_scenes.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,9 +25,9 @@ typedef struct web_drone {
     char spec[300];
     bool tello;
     tello_config tcfg;
-    scene *scene;     /* the simulator's scene, or the Tello's limits (or NULL) */
-    char *scene_path; /* its file */
-    char *scene_json; /* the scene file's text, recorded with each mission */
+    /* The simulator's scene, or the Tello's limits (or NULL); shared with
+     * the fleet's other drones in that scene file, and so is its camera. */
+    const web_scene *scene;
     web_events *events;
 
     pthread_mutex_t lock; /* guards what follows */
@@ -43,17 +44,14 @@ typedef struct web_drone {
     drone_pose pose;
     char *last_scene; /* the last scene description the controller saw */
     atomic_bool cancel;
-
-    /* The camera: a second simulator placed at the drone's pose, so that
-     * frames never touch the flying one (nor its noise generator). */
-    pthread_mutex_t cam_lock;
-    drone *camera;
 } web_drone;
 
 struct web_fleet {
     const web_fleet_config *cfg;
-    web_drone drones[WEB_MAX_DRONES];
-    int n;
+    store *store; /* one connection for every mission of the process */
+    web_scenes *scenes;
+    web_drone *drones;
+    int n, cap; /* drones opened, and to open */
     atomic_bool shut;
 };
 
@@ -90,34 +88,13 @@ static drone_pose get_pose(web_drone *d)
 
 /* ---- opening ---------------------------------------------------------- */
 
-static int load_scene(web_drone *d, const char *path, char *err, size_t errlen)
-{
-    char msg[512];
-    d->scene = malloc(sizeof *d->scene);
-    if (!d->scene) return snprintf(err, errlen, "out of memory"), -1;
-    if (scene_load(d->scene, path, msg, sizeof msg)) {
-        snprintf(err, errlen, "drone %d: %s", d->id, msg);
-        return -1;
-    }
-    d->scene_path = strdup(path);
-    FILE *fp = fopen(path, "rb");
-    if (fp) {
-        fseek(fp, 0, SEEK_END);
-        long len = ftell(fp);
-        rewind(fp);
-        d->scene_json = len >= 0 ? malloc((size_t)len + 1) : NULL;
-        if (d->scene_json) d->scene_json[fread(d->scene_json, 1, (size_t)len, fp)] = '\0';
-        fclose(fp);
-    }
-    return 0;
-}
-
 static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *default_scene,
                       char *err, size_t errlen)
 {
     char msg[512];
     snprintf(d->spec, sizeof d->spec, "%s", spec);
-    d->events = web_events_new();
+    size_t share = WEB_EVENTS_FLEET_BYTES / (size_t)f->cap;
+    d->events = web_events_new_capped(share > WEB_EVENTS_MIN_BYTES ? share : WEB_EVENTS_MIN_BYTES);
     if (!d->events) return snprintf(err, errlen, "out of memory"), -1;
     tello_config_init(&d->tcfg);
     int r = tello_config_option(&d->tcfg, "drone", spec, msg, sizeof msg);
@@ -125,7 +102,9 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
     if (r == 1) {
         d->tello = true;
         /* The Tello keeps the default limits unless --scene gives some. */
-        return default_scene ? load_scene(d, default_scene, err, errlen) : 0;
+        if (!default_scene) return 0;
+        d->scene = web_scenes_get(f->scenes, default_scene, false, msg, sizeof msg);
+        return d->scene ? 0 : (snprintf(err, errlen, "drone %d: %s", d->id, msg), -1);
     }
     const char *path = NULL;
     if (strcmp(spec, "sim") == 0)
@@ -137,35 +116,49 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
                         spec),
                -1;
     if (!path) return snprintf(err, errlen, "--drone sim needs --scene FILE"), -1;
-    if (load_scene(d, path, err, errlen)) return -1;
-    sim_options so = {.time_scale = 0, .seed = f->cfg->seed, .picture_dir = NULL};
-    d->camera = sim_open(d->scene, &so, msg, sizeof msg);
-    if (!d->camera || d->camera->ops->takeoff(d->camera, msg, sizeof msg))
-        return snprintf(err, errlen, "drone %d: %s", d->id, msg), -1;
-    drone_state st;
-    d->camera->ops->get_state(d->camera, &st);
-    d->pose = st.pose;
+    d->scene = web_scenes_get(f->scenes, path, true, msg, sizeof msg);
+    if (!d->scene) return snprintf(err, errlen, "drone %d: %s", d->id, msg), -1;
+    d->pose = web_scenes_start(f->scenes, d->scene);
     return 0;
+}
+
+static int max_drones(const web_fleet_config *cfg)
+{
+    return cfg->max_drones > 0 ? cfg->max_drones : WEB_DEFAULT_MAX_DRONES;
 }
 
 web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, int n,
                          const char *default_scene, char *err, size_t errlen)
 {
-    if (n < 1 || n > WEB_MAX_DRONES) {
-        snprintf(err, errlen, "between 1 and %d drones, not %d", WEB_MAX_DRONES, n);
+    if (n < 1 || n > max_drones(cfg)) {
+        snprintf(err, errlen, "between 1 and %d drones (--max-drones), not %d", max_drones(cfg), n);
         return NULL;
     }
     web_fleet *f = calloc(1, sizeof *f);
     if (!f) return snprintf(err, errlen, "out of memory"), NULL;
     f->cfg = cfg;
     atomic_init(&f->shut, false);
+    f->cap = n;
+    f->drones = calloc((size_t)n, sizeof *f->drones);
+    f->scenes = web_scenes_new(cfg->seed);
+    if (!f->drones || !f->scenes) {
+        web_fleet_free(f);
+        return snprintf(err, errlen, "out of memory"), NULL;
+    }
+    /* Opened once: a mission then starts without a schema check, its own
+     * prepared statements or a write lock taken from the others. */
+    char msg[768];
+    f->store = store_open(cfg->db, 0, msg, sizeof msg);
+    if (!f->store) {
+        web_fleet_free(f);
+        return snprintf(err, errlen, "the mission store: %s", msg), NULL;
+    }
     for (int i = 0; i < n; i++) {
         web_drone *d = &f->drones[i];
         d->id = i;
         d->fleet = f;
         pthread_mutex_init(&d->lock, NULL);
         pthread_cond_init(&d->idle, NULL);
-        pthread_mutex_init(&d->cam_lock, NULL);
         atomic_init(&d->cancel, false);
         f->n++;
         if (open_drone(f, d, specs[i], default_scene, err, errlen)) {
@@ -216,17 +209,15 @@ void web_fleet_free(web_fleet *f)
     if (web_fleet_hung(f)) return;
     for (int i = 0; i < f->n; i++) {
         web_drone *d = &f->drones[i];
-        if (d->camera) d->camera->ops->destroy(d->camera);
         web_events_free(d->events);
-        free(d->scene);
-        free(d->scene_json);
-        free(d->scene_path);
         free(d->task);
         free(d->last_scene);
         pthread_mutex_destroy(&d->lock);
         pthread_cond_destroy(&d->idle);
-        pthread_mutex_destroy(&d->cam_lock);
     }
+    free(f->drones);
+    web_scenes_free(f->scenes);
+    store_close(f->store);
     free(f);
 }
 
@@ -245,13 +236,9 @@ web_events *web_fleet_events(web_fleet *f, int id)
 /* What drone D's camera sees now: up to MAX objects, or -1 without one. */
 static int view(web_drone *d, vision_object *out, int max)
 {
-    if (!d->camera) return -1;
+    if (d->tello || !d->scene) return -1;
     drone_pose p = get_pose(d);
-    pthread_mutex_lock(&d->cam_lock);
-    sim_place(d->camera, &p);
-    int n = sim_observe(d->camera, out, max);
-    pthread_mutex_unlock(&d->cam_lock);
-    return n;
+    return web_scenes_view(d->fleet->scenes, d->scene, &p, out, max);
 }
 
 unsigned char *web_fleet_frame(web_fleet *f, int id, size_t *len, char *err, size_t errlen)
@@ -503,9 +490,9 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
     }
     fc->sim = (sim_options){
         .time_scale = c->time_scale, .seed = c->seed, .on_pose = moved, .on_pose_ud = d};
-    fc->scene = d->scene;
-    fc->scene_path = d->scene_path;
-    fc->scene_json = d->scene_json;
+    fc->scene = d->scene ? &d->scene->sc : NULL;
+    fc->scene_path = d->scene ? d->scene->path : NULL;
+    fc->scene_json = d->scene ? d->scene->json : NULL;
     fc->task = task;
     fc->reg = c->reg;
     fc->limits = c->limits;
@@ -519,6 +506,7 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
     fc->skill_dirs = c->skill_dirs;
     fc->n_skill_dirs = c->n_skill_dirs;
     fc->db = c->db;
+    fc->store = d->fleet->store;
     fc->cancel = &d->cancel;
     fc->on_sandbox = on_sandbox;
     fc->on_sandbox_ud = d;

@@ -20,7 +20,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEB_MAX_DRONES 16
+/* How many drones a server takes unless told (--max-drones), and the most
+ * it can be told: each drone costs memory when idle (its scene, its camera
+ * simulator, its event log) and two threads while it flies (the mission's
+ * and its watchdog's), so the cap bounds both. */
+#define WEB_DEFAULT_MAX_DRONES 256
+#define WEB_MAX_DRONES_LIMIT 4096
+/* What the drones' event logs keep at most, together: each drone keeps
+ * this over the number of drones, between 256 KiB and
+ * WEB_EVENTS_MAX_BYTES (8 MiB from 32 drones down). */
+#define WEB_EVENTS_FLEET_BYTES (256u * 1024u * 1024u)
+#define WEB_EVENTS_MIN_BYTES (256u * 1024u)
 
 typedef struct web_fleet_config {
     const skill_registry *reg; /* shared by every mission, read only */
@@ -28,7 +38,9 @@ typedef struct web_fleet_config {
     sandbox_limits limits;     /* per mission, defaults filled in */
     double time_scale;         /* simulated seconds per real second */
     uint64_t seed;
-    const char *db;                /* the store (NULL: $ALOFT_DB or the default) */
+    const char *db;                /* the store (NULL: $ALOFT_DB or the default), opened once
+                                    * by web_fleet_new and shared by every mission */
+    int max_drones;                /* 0: WEB_DEFAULT_MAX_DRONES */
     const char *prompts;           /* template directory (NULL: the built-in ones) */
     bool stream;                   /* stream interpreting */
     int max_tries;                 /* 0: the controller's default */
@@ -40,10 +52,11 @@ typedef struct web_fleet_config {
 
 typedef struct web_fleet web_fleet;
 
-/* Opens the drones SPECS[0..N): "sim:SCENE", "sim" (DEFAULT_SCENE), "tello"
- * or "tello:HOST". Simulators are checked now (the scene loads); a Tello is
- * only contacted when a mission starts. CFG must outlive the fleet. NULL
- * with a message. */
+/* Opens the store and the drones SPECS[0..N) (N at most CFG's max_drones):
+ * "sim:SCENE", "sim" (DEFAULT_SCENE), "tello" or "tello:HOST". Simulators
+ * are checked now (the scene loads; drones of one scene file share it); a
+ * Tello is only contacted when a mission starts. CFG must outlive the
+ * fleet. NULL with a message. */
 web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, int n,
                          const char *default_scene, char *err, size_t errlen);
 

@@ -57,11 +57,12 @@ static void die(const char *what, const char *err)
     exit(1);
 }
 
-/* Deletes a database with its WAL and shared-memory files. */
+/* Deletes a database with its WAL and shared-memory files and the lock
+ * file of its running missions. */
 static void remove_db(const char *path)
 {
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
+    const char *suffix[] = {"", "-wal", "-shm", "-missions"};
+    for (int i = 0; i < 4; i++) {
         char p[1100];
         snprintf(p, sizeof p, "%s%s", path, suffix[i]);
         unlink(p);
