@@ -6,6 +6,7 @@
 
 #include "drone/heading.h"
 #include "drone/constraints.h"
+#include "drone/pictures.h"
 #include "errmsg.h"
 #include "vision/pipeline.h"
 
@@ -119,16 +120,58 @@ int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, si
     return w->eyes ? 0 : -1;
 }
 
+int mission_world_camera(mission_world *w, const char *source, int frame_timeout_ms, char *err,
+                         size_t errlen)
+{
+    vision_pipeline_close(w->eyes);
+    w->eyes = vision_pipeline_open_camera(source, frame_timeout_ms, err, errlen);
+    return w->eyes ? 0 : -1;
+}
+
+void mission_world_pictures(mission_world *w, const char *parent, int max_count, uint64_t max_bytes)
+{
+    if (!w->pics && !(w->pics = malloc(sizeof *w->pics))) return;
+    pictures_init(w->pics, parent, max_count, max_bytes);
+}
+
+/* The eyes' frame as the mission's next picture (PNG, as the simulator's). */
+static int picture_of_eyes(mission_world *w, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    vision_frame f = {0};
+    if (vision_pipeline_picture(w->eyes, &f, err, errlen)) return -1;
+    unsigned char *png;
+    size_t len;
+    int rc = pictures_png(f.bgr, f.w, f.h, f.stride, &png, &len, err, errlen);
+    vision_frame_clear(&f);
+    if (rc) return -1;
+    if (!w->pics) mission_world_pictures(w, NULL, 0, 0);
+    rc = w->pics ? pictures_save(w->pics, png, len, "png", path, pathlen, err, errlen)
+                 : errmsg_set(err, errlen, "out of memory");
+    free(png);
+    return rc;
+}
+
+int mission_world_take_picture(void *ud, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    mission_world *w = ud;
+    if (w->eyes && vision_pipeline_has_pixels(w->eyes))
+        return picture_of_eyes(w, path, pathlen, err, errlen);
+    if (w->sim) return sim_take_picture(w->sim, path, pathlen, err, errlen);
+    return errmsg_set(err, errlen, "%s", w->no_camera[0] ? w->no_camera : "no camera connected");
+}
+
 void mission_world_attach(mission_world *w, skill_ctx *ctx)
 {
     ctx->drone = w->drone;
-    if (w->eyes) {
+    if (w->eyes && vision_pipeline_detects(w->eyes)) {
         ctx->observe = vision_pipeline_observe;
         ctx->observe_ud = w->eyes;
     } else if (w->sim) {
         ctx->observe = observe_sim;
         ctx->observe_ud = w->sim;
     }
+    ctx->picture = mission_world_take_picture;
+    ctx->picture_ud = w;
 }
 
 drone_pose mission_world_pose(mission_world *w)
@@ -163,6 +206,8 @@ void mission_world_close(mission_world *w, bool land)
 {
     /* First: the sim detector looks through the simulator. */
     vision_pipeline_close(w->eyes);
+    if (w->pics) pictures_close(w->pics);
+    free(w->pics);
     if (w->drone) {
         char err[512];
         if (land && w->launched) {
