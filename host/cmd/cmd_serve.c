@@ -4,6 +4,7 @@
  * given with --drone, until Ctrl-C (or SIGTERM): then every mission is
  * cancelled, the drones land, and the server ends its streams and exits. */
 #include "cmd/cli.h"
+#include "drone/tello.h"
 #include "web/web_fleet.h"
 #include "web/web_server.h"
 
@@ -42,7 +43,9 @@ static const char usage[] =
     "                          tello[:HOST]    a Tello (default 192.168.10.1);\n"
     "                                          --scene gives its limits\n"
     "                        (default: one simulator in --scene)\n"
-    "  --scene FILE          the scene of `--drone sim`\n" CLI_LLM_HELP
+    "  --scene FILE          the scene of `--drone sim`\n"
+    "  --tello-port P, --tello-state-port P, --tello-video-port P,\n"
+    "  --tello-timeout-ms N, --no-video   as for `aloft run`, for every Tello\n" CLI_LLM_HELP
     "  --time-scale X        simulated seconds per real second (default 1)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --db FILE             the mission store (default $ALOFT_DB, else\n"
@@ -76,7 +79,12 @@ enum {
     OPT_TOKEN,
     OPT_TLS_CERT,
     OPT_TLS_KEY,
+    OPT_TELLO_FIRST, /* the Tello's options, in the order of tello_options */
 };
+
+/* The Tello options serve takes (drone/tello.h), for every Tello drone. */
+static const char *const tello_options[] = {
+    "tello-port", "tello-state-port", "tello-video-port", "tello-timeout-ms", "no-video", NULL};
 
 typedef struct serve_args {
     cli_common c;
@@ -90,6 +98,7 @@ typedef struct serve_args {
     long long max_tries, max_replans, llm_timeout_ms;
     double time_scale;
     unsigned long long seed;
+    tello_config tello; /* --tello-* and --no-video, for every Tello */
 } serve_args;
 
 /* A count option: 0 or more (1 or more when POSITIVE). */
@@ -142,6 +151,13 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_SEED:
         if (cli_parse_u64(arg, false, &a->seed))
             return cli_usage_error(cmd, "--seed: '%s' is not a number", arg);
+        return 0;
+    }
+    if (opt >= OPT_TELLO_FIRST && opt < OPT_TELLO_FIRST + 5) {
+        const char *name = tello_options[opt - OPT_TELLO_FIRST];
+        char err[300];
+        if (tello_config_option(&a->tello, name, arg, err, sizeof err) != 1)
+            return cli_usage_error(cmd, "--%s: %s", name, err);
         return 0;
     }
     return cli_usage_error(cmd, "unknown option");
@@ -228,6 +244,11 @@ int cmd_serve(int argc, char **argv)
         {"token", required_argument, 0, OPT_TOKEN},
         {"tls-cert", required_argument, 0, OPT_TLS_CERT},
         {"tls-key", required_argument, 0, OPT_TLS_KEY},
+        {"tello-port", required_argument, 0, OPT_TELLO_FIRST},
+        {"tello-state-port", required_argument, 0, OPT_TELLO_FIRST + 1},
+        {"tello-video-port", required_argument, 0, OPT_TELLO_FIRST + 2},
+        {"tello-timeout-ms", required_argument, 0, OPT_TELLO_FIRST + 3},
+        {"no-video", no_argument, 0, OPT_TELLO_FIRST + 4},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
@@ -236,6 +257,7 @@ int cmd_serve(int argc, char **argv)
                     .max_replans = -1,
                     .time_scale = 1,
                     .seed = 1};
+    tello_config_init(&a.tello);
     int rc = cli_parse_options(&a.c, argc, argv, opts, usage, on_option, &a);
     if (rc >= 0) return rc;
     if (optind < argc) return cli_usage_error(a.c.cmd, "unexpected argument '%s'", argv[optind]);
@@ -269,7 +291,8 @@ int cmd_serve(int argc, char **argv)
                             .max_tries = (int)a.max_tries,
                             .max_replans = (int)a.max_replans,
                             .skill_dirs = a.c.skill_dirs,
-                            .n_skill_dirs = a.c.n_skill_dirs};
+                            .n_skill_dirs = a.c.n_skill_dirs,
+                            .tello = &a.tello};
     char err[1024];
     /* Signals go to this thread only (sigwait below): every thread started
      * from here on inherits the mask. */

@@ -35,6 +35,9 @@ typedef struct web_fleet_config {
     int max_replans;               /* -1: the controller's default */
     const char *const *skill_dirs; /* recorded with each mission */
     int n_skill_dirs;
+    /* The settings every Tello starts from (ports, timeout, video), or
+     * NULL for the defaults; a drone's "tello:HOST" sets its host. */
+    const struct tello_config *tello;
 } web_fleet_config;
 
 typedef struct web_fleet web_fleet;
