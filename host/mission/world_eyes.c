@@ -71,6 +71,7 @@ cJSON *mission_world_frames_json(mission_world *w)
         cJSON_AddItemToObject(o, "keyframe_to_frame_ms", ms_or_null(st.keyframe_frame_ms));
         cJSON_AddNumberToObject(o, "datagrams", (double)st.datagrams);
         cJSON_AddNumberToObject(o, "datagrams_dropped", (double)st.datagrams_dropped);
+        cJSON_AddNumberToObject(o, "datagrams_skipped", (double)st.datagrams_skipped);
     }
     return o;
 }

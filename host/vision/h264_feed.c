@@ -29,6 +29,7 @@ struct h264_feed {
 
     pthread_mutex_t mu; /* guards what follows */
     int pipe_w;         /* the decoder's pipe, or -1 */
+    int pipe_r;         /* its read end until a decoder takes it, or -1 */
     bool ended;         /* h264_feed_end: no more pipes */
     bool synced;        /* passing data on since a parameter set */
     h264_feed_stats stats;
@@ -51,7 +52,10 @@ static void pass(h264_feed *f, const unsigned char *b, size_t len, double now)
     if (sps >= 0 && f->stats.first_sps_ms < 0) f->stats.first_sps_ms = now;
     if (f->pipe_w < 0) return;
     if (!f->synced) {
-        if (sps < 0) return;
+        if (sps < 0) {
+            f->stats.skipped++;
+            return;
+        }
         f->synced = true;
         b += sps;
         len -= (size_t)sps;
@@ -103,6 +107,19 @@ static void *receive_main(void *arg)
     return NULL;
 }
 
+/* A new pipe for the decoder, its write end non-blocking (FDS as pipe's). */
+static int make_pipe(int fds[2], char *err, size_t errlen)
+{
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot make the video pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* Larger than the default 64 KiB: a keyframe of the Tello's is ~40 KiB. */
+    fcntl(fds[1], F_SETPIPE_SZ, PIPE_BYTES);
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
 h264_feed *h264_feed_open(int port, char *err, size_t errlen)
 {
     if (port < 1 || port > 65535) {
@@ -114,7 +131,7 @@ h264_feed *h264_feed_open(int port, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    f->pipe_w = -1;
+    f->pipe_w = f->pipe_r = -1;
     f->stats.first_ms = f->stats.first_sps_ms = f->stats.last_ms = -1;
     pthread_mutex_init(&f->mu, NULL);
     atomic_init(&f->stop, false);
@@ -128,6 +145,13 @@ h264_feed *h264_feed_open(int port, char *err, size_t errlen)
         h264_feed_close(f);
         return NULL;
     }
+    int fds[2];
+    if (make_pipe(fds, err, errlen)) {
+        h264_feed_close(f);
+        return NULL;
+    }
+    f->pipe_r = fds[0];
+    f->pipe_w = fds[1];
     if (pthread_create(&f->thread, NULL, receive_main, f) != 0) {
         snprintf(err, errlen, "cannot start the video thread: %s", strerror(errno));
         h264_feed_close(f);
@@ -139,14 +163,18 @@ h264_feed *h264_feed_open(int port, char *err, size_t errlen)
 
 int h264_feed_attach(h264_feed *f, char *err, size_t errlen)
 {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "cannot make the video pipe: %s", strerror(errno));
-        return -1;
+    pthread_mutex_lock(&f->mu);
+    /* The first pipe was made with the feed: what came before the decoder
+     * opened waits in it. */
+    if (f->pipe_r >= 0 && !f->ended) {
+        int fd = f->pipe_r;
+        f->pipe_r = -1;
+        pthread_mutex_unlock(&f->mu);
+        return fd;
     }
-    /* Larger than the default 64 KiB: a keyframe of the Tello's is ~40 KiB. */
-    fcntl(fds[1], F_SETPIPE_SZ, PIPE_BYTES);
-    fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    pthread_mutex_unlock(&f->mu);
+    int fds[2];
+    if (make_pipe(fds, err, errlen)) return -1;
     pthread_mutex_lock(&f->mu);
     if (f->ended) {
         pthread_mutex_unlock(&f->mu);
@@ -185,6 +213,7 @@ void h264_feed_close(h264_feed *f)
     if (f->started) pthread_join(f->thread, NULL);
     if (f->sock >= 0) close(f->sock);
     if (f->pipe_w >= 0) close(f->pipe_w);
+    if (f->pipe_r >= 0) close(f->pipe_r);
     pthread_mutex_destroy(&f->mu);
     free(f);
 }

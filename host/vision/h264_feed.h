@@ -31,16 +31,18 @@ typedef struct h264_feed h264_feed;
  * message (the port is taken, no thread). */
 h264_feed *h264_feed_open(int port, char *err, size_t errlen);
 
-/* A fresh pipe for a decoder: returns its read end (the caller closes it),
- * or -1 with a message. The feed writes to it from the next parameter
- * sets on; an earlier pipe's write end is closed (its reader sees the end
- * of the stream). */
+/* A pipe for a decoder: returns its read end (the caller closes it), or -1
+ * with a message. The first call gets the pipe made with the feed, holding
+ * what arrived since (from the first parameter sets on); a later one a
+ * fresh pipe, fed from the next parameter sets on, and the earlier pipe's
+ * write end is closed (its reader sees the end of the stream). */
 int h264_feed_attach(h264_feed *f, char *err, size_t errlen);
 
 typedef struct h264_feed_stats {
     long datagrams;      /* received */
     long bytes;          /* received */
     long passed;         /* datagrams written to the decoder's pipe */
+    long skipped;        /* not passed on while waiting for parameter sets */
     long dropped;        /* datagrams lost because the decoder fell behind */
     double first_ms;     /* clock_now_ms of the first datagram, -1 if none */
     double first_sps_ms; /* of the first parameter set, -1 if none */

@@ -112,6 +112,7 @@ typedef struct vision_stats {
     double keyframe_frame_ms; /* from its first parameter sets to the first frame, -1 */
     long datagrams;           /* received */
     long datagrams_dropped;   /* lost because the decoder fell behind */
+    long datagrams_skipped;   /* passed over while waiting for the first keyframe */
 } vision_stats;
 
 void vision_pipeline_stats(vision_pipeline *p, vision_stats *out);

@@ -234,6 +234,7 @@ void vision_pipeline_stats(vision_pipeline *p, vision_stats *out)
         h264_feed_stats_get(p->feed, &fs);
         out->datagrams = fs.datagrams;
         out->datagrams_dropped = fs.dropped;
+        out->datagrams_skipped = fs.skipped;
         if (fs.first_sps_ms >= 0 && p->first_frame_ms >= 0)
             out->keyframe_frame_ms = p->first_frame_ms - fs.first_sps_ms;
     }
