@@ -147,6 +147,17 @@ def check_pictures(tmp):
           "tp with no frame: %s %r" % (rc, msg))
     check("land" in emu.sent(), "landed after the failed picture: %s" % emu.sent())
 
+    # A camera that goes dark mid-flight: the next detection fails saying so.
+    emu = Emu(tmp, "--video-dark-ms", "300", camera=True)
+    try:
+        rc, doc, err = fly(emu, tmp, "d(1500);?iv('apple'){l('seen')}", "--frame-timeout-ms",
+                           "1500")
+    finally:
+        emu.stop()
+    msg = (doc and doc["error"]) or ""
+    check(rc == 1 and "went dark" in msg and "is_visible" in msg,
+          "a camera gone dark: %s %r" % (rc, msg))
+
     # --no-video: the error names the option.
     emu = Emu(tmp, camera=True)
     try:

@@ -62,6 +62,14 @@ static int observe_sim(vision_pipeline *p, vision_object *out, int max, double *
 void pipeline_silence(vision_pipeline *p, char *out, size_t outlen)
 {
     double now = clock_now_ms();
+    /* Frames that keep coming but are not ready in time: the detector is
+     * slower than the frame timeout. */
+    if (p->last_frame_ms >= 0 && now - p->last_frame_ms < 1000) {
+        snprintf(out, outlen,
+                 "frames arrive, but none captured after the last motion was ready in time%s",
+                 p->det ? " (the detector is slower than --frame-timeout-ms)" : "");
+        return;
+    }
     if (p->last_frame_ms >= 0) {
         snprintf(out, outlen, "the camera went dark: no frame for %.0f ms", now - p->last_frame_ms);
         return;
