@@ -6,6 +6,7 @@
 #include "mission/world.h"
 
 #include "errmsg.h"
+#include "vision/cvmod.h"
 #include "vision/pipeline.h"
 
 #include <stdio.h>
@@ -32,7 +33,8 @@ int mission_world_open_eyes(mission_world *w, const vision_options *vision,
          * and a mission that does not need it flies without it. */
         if (!detector) {
             char why[300];
-            if (mission_world_camera(w, vo.source, vo.frame_timeout_ms, why, sizeof why) == 0) {
+            if (vision_cv_available(why, sizeof why) == 0 &&
+                mission_world_camera(w, vo.source, vo.frame_timeout_ms, why, sizeof why) == 0) {
                 if (progress) fprintf(progress, "camera: %s\n", vo.source);
                 return 0;
             }

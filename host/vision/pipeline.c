@@ -129,6 +129,7 @@ static void *feed_main(void *arg)
     while (!stopping(p)) {
         if (!p->cap && !(p->cap = open_feed(p, &fd, err, sizeof err))) {
             pthread_mutex_lock(&p->mu);
+            snprintf(p->decoder_error, sizeof p->decoder_error, "%s", err);
             if (!p->stop) pipeline_wait_until(p, clock_now_ms() + REOPEN_MS);
             pthread_mutex_unlock(&p->mu);
             continue;

@@ -37,6 +37,7 @@ struct vision_pipeline {
     bool slot_full;
     bool capture_ended, vision_ended;
     char source_error[256];
+    char decoder_error[256]; /* the feed's decoder did not open: why */
 
     vision_object work[VISION_MAX_OBJECTS]; /* the vision thread's own */
     vision_object result[VISION_MAX_OBJECTS];

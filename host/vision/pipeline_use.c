@@ -91,8 +91,8 @@ void pipeline_silence(vision_pipeline *p, char *out, size_t outlen)
                  "decoding from (not the Tello's video?)",
                  fs.datagrams, now - p->start_ms);
     else
-        snprintf(out, outlen, "video arrives (%ld datagrams) but no frame decoded from it",
-                 fs.datagrams);
+        snprintf(out, outlen, "video arrives (%ld datagrams) but no frame decoded from it%s%s",
+                 fs.datagrams, p->decoder_error[0] ? ": " : "", p->decoder_error);
 }
 
 /* The frame the mission sees now (lock held): that of the newest
