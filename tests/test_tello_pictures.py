@@ -4,7 +4,8 @@
 emulator's red block where it is drawn, found by `aloft detect` in the
 picture), also without --detector; a clear failure with no frame yet, a
 camera gone dark or sending garbage, or --no-video; in the simulator with
---source PHOTO, the photo's frame, not the simulator's drawing. The stream
+--source PHOTO, the photo's frame, not the simulator's drawing; `run
+--json` lists each picture with its camera, size and pose. The stream
 is received before `streamon` (its first keyframe is not missed) and `run
 --json` reports its "frames"."""
 
@@ -73,6 +74,12 @@ def check_picture(tmp, doc, what):
     the red block where it is drawn."""
     path = doc["logs"][0] if doc and len(doc["logs"]) == 1 else ""
     check(png_size(path) == (960, 720), "%s: a 960x720 PNG: %r %s" % (what, path, png_size(path)))
+    pics = doc.get("pictures") if doc else None
+    check(isinstance(pics, list) and len(pics) == 1 and pics[0]["path"] == path and
+          pics[0]["camera"].startswith("tello:") and
+          (pics[0]["width"], pics[0]["height"]) == (960, 720) and
+          set(pics[0]["pose"]) == {"x", "y", "z", "yaw"},
+          "%s: the picture's record: %s" % (what, pics))
     apple = apple_in(tmp, path) if path else None
     check(apple is not None and abs(apple["x"] - 0.5625) < 0.02 and
           abs(apple["y"] - 0.5833) < 0.02, "%s: the red block in the picture: %s" % (what, apple))
@@ -187,6 +194,10 @@ def check_pictures(tmp):
     check(p.returncode == 0 and png_size(path) == (320, 240),
           "sim with --source: the photo's 320x240 frame: %s %s %s" % (p.returncode, path,
                                                                       p.stderr[-300:]))
+    pics = doc.get("pictures") if doc else None
+    check(pics and pics[0]["camera"] == photo and pics[0]["path"] == path and
+          (pics[0]["width"], pics[0]["height"]) == (320, 240),
+          "sim with --source: the picture's record: %s" % pics)
     check_frames_sim = doc and doc.get("frames")
     check(check_frames_sim and check_frames_sim["received"] > 0,
           "sim with --source: frames: %s" % check_frames_sim)

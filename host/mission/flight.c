@@ -472,6 +472,8 @@ static int fly_in_world(flight *fl, flight_outcome *out)
     if (!out->report) return abandon(fl, out, err);
     cJSON *frames = mission_world_frames_json(&fl->world);
     if (frames) cJSON_AddItemToObject(out->report, "frames", frames);
+    cJSON *pictures = mission_world_pictures_json(&fl->world);
+    if (pictures) cJSON_AddItemToObject(out->report, "pictures", pictures);
     out->flown = true;
     finish(fl, out);
     return 0;

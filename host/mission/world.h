@@ -34,6 +34,8 @@ typedef struct mission_world {
     /* Where pictures of the eyes go (the simulator keeps its own); set up
      * by mission_world_pictures or on the first picture. */
     struct pictures *pics;
+    /* The pictures taken: [{"path","camera","width","height","pose"}]. */
+    cJSON *pictures_log;
     /* Why there is no camera, for take_picture's error ("" = none
      * connected), e.g. a Tello flying with --no-video. */
     char no_camera[320];
@@ -78,6 +80,10 @@ int mission_world_open_eyes(mission_world *w, const vision_options *vision,
 /* The "frames" object of the run report (SPEC §2, docs/vision.md) when the
  * world has a camera with pixels, else NULL. */
 cJSON *mission_world_frames_json(mission_world *w);
+
+/* The pictures taken so far (see pictures_log), handed over to the caller
+ * (NULL when none). */
+cJSON *mission_world_pictures_json(mission_world *w);
 
 /* Opens a camera without a detector as the world's eyes (SOURCE as for
  * --source; the Tello's stream is "tello:PORT"): take_picture and the web

@@ -117,6 +117,10 @@ typedef struct vision_stats {
 
 void vision_pipeline_stats(vision_pipeline *p, vision_stats *out);
 
+/* The camera as the user named it ("tello:11111", "photo.ppm"), "" for
+ * the sim detector. */
+const char *vision_pipeline_source(const vision_pipeline *p);
+
 /* What the pipeline runs, e.g. "yolov5 on video.mp4". */
 const char *vision_pipeline_describe(const vision_pipeline *p);
 

@@ -249,6 +249,11 @@ void vision_pipeline_stats(vision_pipeline *p, vision_stats *out)
     pthread_mutex_unlock(&p->mu);
 }
 
+const char *vision_pipeline_source(const vision_pipeline *p)
+{
+    return p->source;
+}
+
 const char *vision_pipeline_describe(const vision_pipeline *p)
 {
     return p->desc;
