@@ -389,11 +389,13 @@ void vision_pipeline_close(vision_pipeline *p)
     vision_frame_clear(&p->slot);
     p->slot_full = false;
     vision_frame_clear(&p->result_frame);
-    pthread_mutex_unlock(&p->mu);
-    h264_feed_close(feed);
-    vision_detector_free(p->det);
-    vision_tracker_free(p->tracker);
+    vision_detector *det = p->det;
+    vision_tracker *tracker = p->tracker;
     p->det = NULL;
     p->tracker = NULL;
+    pthread_mutex_unlock(&p->mu);
+    h264_feed_close(feed);
+    vision_detector_free(det);
+    vision_tracker_free(tracker);
     vision_pipeline_unref(p);
 }

@@ -101,7 +101,7 @@ typedef struct vision_stats {
     long dropped;       /* frames replaced by a newer one before processing */
     double infer_ms;    /* last inference */
     double overhead_ms; /* last letterbox + decode + NMS + colour + tracking */
-    bool ended;         /* the source has no more frames */
+    bool ended;         /* the source has no more frames (or the pipeline closed) */
     /* Filled by vision_pipeline_stats: */
     long used;          /* frames served to skills (observe, picture) */
     double age_ms_mean; /* their age (now - capture) when served; 0 if none */

@@ -228,7 +228,7 @@ void vision_pipeline_stats(vision_pipeline *p, vision_stats *out)
 {
     pthread_mutex_lock(&p->mu);
     *out = p->stats;
-    out->ended = p->det ? p->vision_ended : p->capture_ended;
+    out->ended = p->closed || (p->det ? p->vision_ended : p->capture_ended);
     out->used = p->used;
     out->age_ms_mean = p->used ? p->age_sum_ms / (double)p->used : 0;
     out->age_ms_max = p->age_max_ms;
