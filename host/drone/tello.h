@@ -87,6 +87,10 @@ int tello_config_option(tello_config *cfg, const char *name, const char *value, 
  * `streamon`. */
 const char *tello_video_source(const tello_config *cfg, char *buf, size_t len);
 
+/* When D (a Tello driver, else -1) sent `streamon`, on the clock_now_ms
+ * clock; -1 before. */
+double tello_streamon_ms(drone *d);
+
 /*
  * Creates the driver: resolves the host and binds the local command and
  * state sockets (nothing is sent yet; connect does the handshake). Starts

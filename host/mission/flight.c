@@ -221,6 +221,7 @@ static int open_world(flight *fl, char *err, size_t errlen)
         w->drone->abort_ud = fl;
         int rc = mission_world_launch(w, err, errlen);
         w->drone->abort = NULL;
+        mission_world_camera_on(w);
         return rc ? -1 : not_cancelled(fl, err, errlen);
     }
     if (mission_world_sim_scene(w, c->scene, &c->sim, err, errlen)) return -1;

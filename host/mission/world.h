@@ -77,6 +77,10 @@ int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, si
 int mission_world_open_eyes(mission_world *w, const vision_options *vision,
                             const tello_config *tello, FILE *progress, char *err, size_t errlen);
 
+/* After a real drone connected: the eyes' first frame is timed from the
+ * moment it switched its camera on (a Tello's `streamon`). */
+void mission_world_camera_on(mission_world *w);
+
 /* The "frames" object of the run report (SPEC §2, docs/vision.md) when the
  * world has a camera with pixels, else NULL. */
 cJSON *mission_world_frames_json(mission_world *w);

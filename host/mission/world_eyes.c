@@ -5,6 +5,7 @@
  */
 #include "mission/world.h"
 
+#include "drone/constraints.h"
 #include "errmsg.h"
 #include "vision/cvmod.h"
 #include "vision/pipeline.h"
@@ -47,6 +48,14 @@ int mission_world_open_eyes(mission_world *w, const vision_options *vision,
     if (mission_world_eyes(w, &vo, err, errlen)) return -1;
     if (progress) fprintf(progress, "vision: %s\n", vision_pipeline_describe(w->eyes));
     return 0;
+}
+
+void mission_world_camera_on(mission_world *w)
+{
+    if (!w->eyes || !w->drone) return;
+    drone *d = constraints_is(w->drone) ? constraints_inner(w->drone) : w->drone;
+    double ms = tello_streamon_ms(d);
+    if (ms >= 0) vision_pipeline_set_start(w->eyes, ms);
 }
 
 /* A number, or null when negative (not measured). */

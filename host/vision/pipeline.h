@@ -60,6 +60,10 @@ vision_pipeline *vision_pipeline_open(const vision_options *o, vision_observe_fn
 vision_pipeline *vision_pipeline_open_camera(const char *source, int frame_timeout_ms, char *err,
                                              size_t errlen);
 
+/* The moment the camera was switched on (a Tello's `streamon`, clock_now_ms),
+ * from which the stats' first_frame_ms counts instead of P's opening. */
+void vision_pipeline_set_start(vision_pipeline *p, double ms);
+
 /* Whether P runs a detector (its observe gives objects). */
 bool vision_pipeline_detects(const vision_pipeline *p);
 

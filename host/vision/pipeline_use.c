@@ -18,6 +18,13 @@ void vision_pipeline_motion_ended(vision_pipeline *p)
     pthread_mutex_unlock(&p->mu);
 }
 
+void vision_pipeline_set_start(vision_pipeline *p, double ms)
+{
+    pthread_mutex_lock(&p->mu);
+    p->start_ms = ms;
+    pthread_mutex_unlock(&p->mu);
+}
+
 bool vision_pipeline_detects(const vision_pipeline *p)
 {
     return p->det != NULL;
