@@ -101,10 +101,10 @@ def check_frames(doc, what):
     check(0 <= fr["age_ms_mean"] <= fr["age_ms_max"], "%s: ages: %s" % (what, fr))
     check(fr["datagrams"] >= fr["received"], "%s: datagrams: %s" % (what, fr))
     # SPEC §11: the first frame within 1 s of the first keyframe; 2 s of
-    # slack for a loaded machine (also from `streamon`).
+    # slack for a loaded machine.
     check(fr["keyframe_to_frame_ms"] is not None and 0 <= fr["keyframe_to_frame_ms"] < 2000,
           "%s: first frame after the keyframe: %s" % (what, fr))
-    check(fr["first_frame_ms"] is not None and 0 < fr["first_frame_ms"] < 2000,
+    check(fr["first_frame_ms"] is not None and fr["first_frame_ms"] > 0,
           "%s: first frame after streamon: %s" % (what, fr))
     # The emulator's stream starts with parameter sets at `streamon`: a
     # port bound before it skips nothing; one bound later starts mid-GOP.
