@@ -81,7 +81,7 @@ int mission_world_open_eyes(mission_world *w, const vision_options *vision,
  * moment it switched its camera on (a Tello's `streamon`). */
 void mission_world_camera_on(mission_world *w);
 
-/* The "frames" object of the run report (SPEC §2, docs/vision.md) when the
+/* The "frames" object of the run report (SPEC §2, docs/cli.md) when the
  * world has a camera with pixels, else NULL. */
 cJSON *mission_world_frames_json(mission_world *w);
 
