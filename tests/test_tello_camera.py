@@ -6,7 +6,7 @@
 generated test model finds the emulator's red block as an apple exactly
 where it is drawn. FFmpeg's decoder warnings stay off the terminal. A camera
 that never sends a frame ends the mission with a clear error, a JSON
-report and the drone landed."""
+report and the drone landed. Pictures: test_tello_pictures.py."""
 
 import json
 import os
@@ -28,10 +28,12 @@ def check(cond, what):
         failures += 1
 
 
-def fly(emu, tmp, plan, *extra):
-    args = [ALOFT, "run"] + emu.args() + [
-        "--detector", "yolo", "--detector-model", os.path.join(tmp, "yolov5.onnx"),
-        "--db", os.path.join(tmp, "m.db"), "--json", "--plan", "-"] + list(extra)
+def fly(emu, tmp, plan, *extra, detector=True):
+    eyes = ["--detector", "yolo", "--detector-model",
+            os.path.join(tmp, "yolov5.onnx")] if detector else []
+    args = [ALOFT, "run"] + emu.args() + eyes + [
+        "--db", os.path.join(tmp, "m.db"), "--pictures", tmp, "--json", "--plan",
+        "-"] + list(extra)
     p = subprocess.run(args, input=plan, capture_output=True, text=True, timeout=120)
     try:
         doc = json.loads(p.stdout)

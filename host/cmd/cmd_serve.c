@@ -4,6 +4,7 @@
  * given with --drone, until Ctrl-C (or SIGTERM): then every mission is
  * cancelled, the drones land, and the server ends its streams and exits. */
 #include "cmd/cli.h"
+#include "drone/tello.h"
 #include "web/web_fleet.h"
 #include "web/web_server.h"
 
@@ -45,7 +46,10 @@ static const char usage[] =
     "                        (drones of one scene file share it and its camera)\n"
     "  --max-drones N        take at most N drones (default 256, at most 4096):\n"
     "                        each flying drone is two threads\n"
-    "  --scene FILE          the scene of `--drone sim`\n" CLI_LLM_HELP CLI_CANDIDATES_HELP
+    "  --scene FILE          the scene of `--drone sim`\n"
+    "  --tello-port P, --tello-state-port P, --tello-video-port P,\n"
+    "  --tello-timeout-ms N, --no-video   as for `aloft run`, for every Tello\n" CLI_LLM_HELP
+        CLI_CANDIDATES_HELP
     "  --time-scale X        simulated seconds per real second (default 1)\n"
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --db FILE             the mission store (default $ALOFT_DB, else\n"
@@ -81,7 +85,12 @@ enum {
     OPT_TLS_KEY,
     OPT_CANDIDATES,
     OPT_MAX_DRONES,
+    OPT_TELLO_FIRST, /* the Tello's options, in the order of tello_options */
 };
+
+/* The Tello options serve takes (drone/tello.h), for every Tello drone. */
+static const char *const tello_options[] = {
+    "tello-port", "tello-state-port", "tello-video-port", "tello-timeout-ms", "no-video", NULL};
 
 typedef struct serve_args {
     cli_common c;
@@ -97,6 +106,7 @@ typedef struct serve_args {
     int candidates;
     double time_scale;
     unsigned long long seed;
+    tello_config tello; /* --tello-* and --no-video, for every Tello */
 } serve_args;
 
 /* A count option: 0 or more (1 or more when POSITIVE). */
@@ -153,6 +163,13 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_SEED:
         if (cli_parse_u64(arg, false, &a->seed))
             return cli_usage_error(cmd, "--seed: '%s' is not a number", arg);
+        return 0;
+    }
+    if (opt >= OPT_TELLO_FIRST && opt < OPT_TELLO_FIRST + 5) {
+        const char *name = tello_options[opt - OPT_TELLO_FIRST];
+        char err[300];
+        if (tello_config_option(&a->tello, name, arg, err, sizeof err) != 1)
+            return cli_usage_error(cmd, "--%s: %s", name, err);
         return 0;
     }
     return cli_usage_error(cmd, "unknown option");
@@ -243,6 +260,11 @@ int cmd_serve(int argc, char **argv)
         {"tls-key", required_argument, 0, OPT_TLS_KEY},
         {"candidates", required_argument, 0, OPT_CANDIDATES},
         {"max-drones", required_argument, 0, OPT_MAX_DRONES},
+        {"tello-port", required_argument, 0, OPT_TELLO_FIRST},
+        {"tello-state-port", required_argument, 0, OPT_TELLO_FIRST + 1},
+        {"tello-video-port", required_argument, 0, OPT_TELLO_FIRST + 2},
+        {"tello-timeout-ms", required_argument, 0, OPT_TELLO_FIRST + 3},
+        {"no-video", no_argument, 0, OPT_TELLO_FIRST + 4},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
@@ -252,6 +274,7 @@ int cmd_serve(int argc, char **argv)
                     .time_scale = 1,
                     .seed = 1,
                     .max_drones = WEB_DEFAULT_MAX_DRONES};
+    tello_config_init(&a.tello);
     /* Every --drone takes an argument: there are fewer than ARGC. */
     a.drones = calloc((size_t)argc + 1, sizeof *a.drones);
     if (!a.drones) return cli_fail(a.c.cmd, "out of memory");
@@ -303,7 +326,8 @@ static int serve(serve_args *ap, int argc, char **argv, const struct option *opt
                             .max_replans = (int)a.max_replans,
                             .candidates = a.candidates,
                             .skill_dirs = a.c.skill_dirs,
-                            .n_skill_dirs = a.c.n_skill_dirs};
+                            .n_skill_dirs = a.c.n_skill_dirs,
+                            .tello = &a.tello};
     char err[1024];
     /* Signals go to this thread only (sigwait below): every thread started
      * from here on inherits the mask. */

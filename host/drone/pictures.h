@@ -46,6 +46,12 @@ int pictures_save(pictures *p, const void *data, size_t len, const char *ext, ch
 int pictures_skip(pictures *p, const char *ext, char *path, size_t pathlen, char *err,
                   size_t errlen);
 
+/* Encodes WIDTH x HEIGHT BGR pixels (rows of STRIDE bytes) as PNG into a
+ * malloc'd *DATA of *LEN bytes (host/drone/pictures_png.c). Returns 0, or
+ * -1 with a message. */
+int pictures_png(const unsigned char *bgr, int width, int height, int stride, unsigned char **data,
+                 size_t *len, char *err, size_t errlen);
+
 /* Closes the directory (the pictures stay; a directory left empty by a
  * failed first picture is removed). */
 void pictures_close(pictures *p);

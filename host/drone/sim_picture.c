@@ -1,12 +1,12 @@
 /*
  * Pictures of the simulated view (vision/paint.h) with each box outlined and
- * labelled, encoded as PNG with libpng's simplified API: a simulated
- * mission's take_picture loads no OpenCV (drone/pictures.c writes the file).
+ * labelled, encoded as PNG (drone/pictures_png.c): a simulated mission's
+ * take_picture loads no OpenCV (drone/pictures.c writes the file).
  */
+#include "drone/pictures.h"
 #include "drone/sim.h"
 #include "vision/paint.h"
 
-#include <png.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,31 +45,7 @@ int sim_picture_encode(int width, int height, const vision_object *objs, int n,
         paint_text(&img, r.x + 3, ty, o->name, ink, 2);
     }
 
-    png_image png;
-    memset(&png, 0, sizeof png);
-    png.version = PNG_IMAGE_VERSION;
-    png.width = (png_uint_32)width;
-    png.height = (png_uint_32)height;
-    png.format = PNG_FORMAT_BGR;
-    /* speed over size: a picture is written once and seldom kept long */
-    png.flags = PNG_IMAGE_FLAG_FAST;
-    png_alloc_size_t size = 0;
-    int rc = -1;
-    /* First the size, then the bytes (libpng's two-call pattern). */
-    if (png_image_write_to_memory(&png, NULL, &size, 0, img.bgr, width * 3, NULL) && size > 0) {
-        *data = malloc(size);
-        if (*data && png_image_write_to_memory(&png, *data, &size, 0, img.bgr, width * 3, NULL)) {
-            *len = size;
-            rc = 0;
-        }
-    }
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot encode the picture as PNG: %s",
-                 png.warning_or_error ? png.message : "out of memory");
-        free(*data);
-        *data = NULL;
-    }
-    png_image_free(&png);
+    int rc = pictures_png(img.bgr, width, height, width * 3, data, len, err, errlen);
     free(img.bgr);
     return rc;
 }

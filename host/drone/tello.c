@@ -476,6 +476,9 @@ static int tello_connect(drone *d, char *err, size_t errlen)
     pthread_mutex_lock(&t->lock);
     t->connected = true;
     pthread_mutex_unlock(&t->lock);
+    pthread_mutex_lock(&t->lock);
+    if (t->cfg.video) t->streamon_ms = clock_now_ms();
+    pthread_mutex_unlock(&t->lock);
     if (t->cfg.video &&
         control(t, "streamon", t->cfg.timeout_ms, NULL, true, err, errlen) != CTRL_OK) {
         size_t n = strlen(err);
@@ -724,6 +727,16 @@ static const drone_ops tello_ops = {
     .destroy = tello_destroy,
 };
 
+double tello_streamon_ms(drone *d)
+{
+    if (!d || d->ops != &tello_ops) return -1;
+    tello *t = impl(d);
+    pthread_mutex_lock(&t->lock);
+    double ms = t->streamon_ms;
+    pthread_mutex_unlock(&t->lock);
+    return ms;
+}
+
 /* ---- creation ---------------------------------------------------------------- */
 
 drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
@@ -737,6 +750,7 @@ drone *tello_new(const tello_config *cfg, char *err, size_t errlen)
     t->base.ops = &tello_ops;
     t->base.impl = t;
     t->battery = -1;
+    t->streamon_ms = -1;
     t->yaw = heading_wrap(cfg->start.yaw);
     t->state_fd = -1;
     if (tello_link_open(&t->link, cfg->host, cfg->port, err, errlen) < 0) {

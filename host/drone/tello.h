@@ -82,9 +82,14 @@ int tello_config_option(tello_config *cfg, const char *name, const char *value, 
 
 /* Writes the camera source the vision pipeline opens for this drone's
  * stream, "tello:PORT" (video_port), into BUF and returns BUF; give it as
- * vision_options.source (vision_source_uri turns it into the FFmpeg UDP
- * address). Only meaningful with cfg->video: connect sends `streamon`. */
+ * vision_options.source (the pipeline receives the stream on that port,
+ * vision/h264_feed.h). Only meaningful with cfg->video: connect sends
+ * `streamon`. */
 const char *tello_video_source(const tello_config *cfg, char *buf, size_t len);
+
+/* When D (a Tello driver, else -1) sent `streamon`, on the clock_now_ms
+ * clock; -1 before. */
+double tello_streamon_ms(drone *d);
 
 /*
  * Creates the driver: resolves the host and binds the local command and

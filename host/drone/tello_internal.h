@@ -73,6 +73,7 @@ typedef struct tello {
     double settled_ms;    /* state after this shows the last motion's result */
     double heard_ms;      /* send time of the last command that was answered */
     double keepalive_retry_ms;
+    double streamon_ms; /* when `streamon` was sent, -1 before */
 } tello;
 
 /* The state listener's thread (tello_telemetry.c): reads the state port,

@@ -211,9 +211,10 @@ static int not_cancelled(const flight *fl, char *err, size_t errlen)
 }
 
 /* Opens the world: the simulator in the scene (it takes off at once), or
- * the Tello behind its limits, connected (battery check) and launched; then
- * the eyes, if a detector was asked for. On failure the world holds what
- * was opened: close it. */
+ * the Tello behind its limits, its camera, then connected (battery check)
+ * and launched; the eyes of a detector, or the Tello's camera alone (see
+ * mission_world_open_eyes). On failure the world holds what was opened:
+ * close it. */
 static int open_world(flight *fl, char *err, size_t errlen)
 {
     const flight_config *c = fl->c;
@@ -221,6 +222,11 @@ static int open_world(flight *fl, char *err, size_t errlen)
     if (c->tello) {
         drone *drv = tello_new(c->tello, err, errlen);
         if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
+        mission_world_pictures(w, c->sim.picture_dir, c->sim.max_pictures,
+                               c->sim.max_picture_bytes);
+        /* The camera before `streamon`: its first keyframe is not lost, and
+         * the first frame is there by the time the drone is up. */
+        if (mission_world_open_eyes(w, c->vision, c->tello, c->progress, err, errlen)) return -1;
         if (c->progress)
             fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
                     c->tello->port);
@@ -228,20 +234,12 @@ static int open_world(flight *fl, char *err, size_t errlen)
         w->drone->abort_ud = fl;
         int rc = mission_world_launch(w, err, errlen);
         w->drone->abort = NULL;
-        if (rc || not_cancelled(fl, err, errlen)) return -1;
-    } else if (mission_world_sim_scene(w, c->scene, &c->sim, err, errlen)) {
-        return -1;
+        mission_world_camera_on(w);
+        return rc ? -1 : not_cancelled(fl, err, errlen);
     }
-    if (!c->vision) return 0;
-    vision_options vo = *c->vision;
-    if (vo.det.kind == VISION_DETECTOR_SIM && c->tello) return 0;   /* no camera */
-    if (vo.det.kind == VISION_DETECTOR_SIM && !vo.source) return 0; /* the sim's camera */
-    char src[32];
-    /* The Tello streams since connect sent `streamon`. */
-    if (!vo.source && c->tello) vo.source = tello_video_source(c->tello, src, sizeof src);
-    if (mission_world_eyes(w, &vo, err, errlen)) return -1;
-    if (c->progress) fprintf(c->progress, "vision: %s\n", vision_pipeline_describe(w->eyes));
-    return c->tello ? not_cancelled(fl, err, errlen) : 0;
+    if (mission_world_sim_scene(w, c->scene, &c->sim, err, errlen)) return -1;
+    mission_world_pictures(w, c->sim.picture_dir, c->sim.max_pictures, c->sim.max_picture_bytes);
+    return mission_world_open_eyes(w, c->vision, NULL, c->progress, err, errlen);
 }
 
 /* ---- flying ----------------------------------------------------------- */
@@ -492,6 +490,10 @@ static int fly_in_world(flight *fl, flight_outcome *out)
         out->report = fly_task(fl, &out->run, err, sizeof err);
     }
     if (!out->report) return abandon(fl, out, err);
+    cJSON *frames = mission_world_frames_json(&fl->world);
+    if (frames) cJSON_AddItemToObject(out->report, "frames", frames);
+    cJSON *pictures = mission_world_pictures_json(&fl->world);
+    if (pictures) cJSON_AddItemToObject(out->report, "pictures", pictures);
     out->flown = true;
     finish(fl, out);
     return 0;

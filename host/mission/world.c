@@ -6,6 +6,7 @@
 
 #include "drone/heading.h"
 #include "drone/constraints.h"
+#include "drone/pictures.h"
 #include "errmsg.h"
 #include "vision/pipeline.h"
 
@@ -119,16 +120,99 @@ int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, si
     return w->eyes ? 0 : -1;
 }
 
+int mission_world_camera(mission_world *w, const char *source, int frame_timeout_ms, char *err,
+                         size_t errlen)
+{
+    vision_pipeline_close(w->eyes);
+    w->eyes = vision_pipeline_open_camera(source, frame_timeout_ms, err, errlen);
+    return w->eyes ? 0 : -1;
+}
+
+void mission_world_pictures(mission_world *w, const char *parent, int max_count, uint64_t max_bytes)
+{
+    if (!w->pics && !(w->pics = malloc(sizeof *w->pics))) return;
+    pictures_init(w->pics, parent, max_count, max_bytes);
+}
+
+/* The eyes' frame as the mission's next picture (PNG, as the simulator's);
+ * its size into *W and *H. */
+static int picture_of_eyes(mission_world *w, char *path, size_t pathlen, int *fw, int *fh,
+                           char *err, size_t errlen)
+{
+    vision_frame f = {0};
+    if (vision_pipeline_picture(w->eyes, &f, err, errlen)) return -1;
+    unsigned char *png;
+    size_t len;
+    *fw = f.w;
+    *fh = f.h;
+    int rc = pictures_png(f.bgr, f.w, f.h, f.stride, &png, &len, err, errlen);
+    vision_frame_clear(&f);
+    if (rc) return -1;
+    if (!w->pics) mission_world_pictures(w, NULL, 0, 0);
+    rc = w->pics ? pictures_save(w->pics, png, len, "png", path, pathlen, err, errlen)
+                 : errmsg_set(err, errlen, "out of memory");
+    free(png);
+    return rc;
+}
+
+/* Notes a picture taken: its file, the camera, its size and the pose. */
+static void log_picture(mission_world *w, const char *path, const char *camera, int fw, int fh)
+{
+    if (!w->pictures_log && !(w->pictures_log = cJSON_CreateArray())) return;
+    drone_pose p = mission_world_pose(w);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddStringToObject(o, "camera", camera);
+    cJSON_AddNumberToObject(o, "width", fw);
+    cJSON_AddNumberToObject(o, "height", fh);
+    cJSON *pose = cJSON_AddObjectToObject(o, "pose");
+    cJSON_AddNumberToObject(pose, "x", p.x);
+    cJSON_AddNumberToObject(pose, "y", p.y);
+    cJSON_AddNumberToObject(pose, "z", p.z);
+    cJSON_AddNumberToObject(pose, "yaw", p.yaw);
+    cJSON_AddItemToArray(w->pictures_log, o);
+}
+
+int mission_world_take_picture(void *ud, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    mission_world *w = ud;
+    int fw = 0, fh = 0, rc;
+    const char *camera;
+    if (w->eyes && vision_pipeline_has_pixels(w->eyes)) {
+        rc = picture_of_eyes(w, path, pathlen, &fw, &fh, err, errlen);
+        camera = vision_pipeline_source(w->eyes);
+    } else if (w->sim) {
+        rc = sim_take_picture(w->sim, path, pathlen, err, errlen);
+        camera = "sim";
+        fw = w->scene->camera.width;
+        fh = w->scene->camera.height;
+    } else {
+        return errmsg_set(err, errlen, "%s",
+                          w->no_camera[0] ? w->no_camera : "no camera connected");
+    }
+    if (rc == 0) log_picture(w, path, camera, fw, fh);
+    return rc;
+}
+
+cJSON *mission_world_pictures_json(mission_world *w)
+{
+    cJSON *log = w->pictures_log;
+    w->pictures_log = NULL;
+    return log;
+}
+
 void mission_world_attach(mission_world *w, skill_ctx *ctx)
 {
     ctx->drone = w->drone;
-    if (w->eyes) {
+    if (w->eyes && vision_pipeline_detects(w->eyes)) {
         ctx->observe = vision_pipeline_observe;
         ctx->observe_ud = w->eyes;
     } else if (w->sim) {
         ctx->observe = observe_sim;
         ctx->observe_ud = w->sim;
     }
+    ctx->picture = mission_world_take_picture;
+    ctx->picture_ud = w;
 }
 
 drone_pose mission_world_pose(mission_world *w)
@@ -163,6 +247,9 @@ void mission_world_close(mission_world *w, bool land)
 {
     /* First: the sim detector looks through the simulator. */
     vision_pipeline_close(w->eyes);
+    if (w->pics) pictures_close(w->pics);
+    free(w->pics);
+    cJSON_Delete(w->pictures_log);
     if (w->drone) {
         char err[512];
         if (land && w->launched) {

@@ -9,12 +9,16 @@
 #include "drone/drone.h"
 #include "drone/scene.h"
 #include "drone/sim.h"
+#include "drone/tello.h"
 #include "skills/skills.h"
 #include "vision/options.h"
 
+#include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 /* What a mission flies. Skills only ever see DRONE, the constraint guard:
  * there is no other way from a plan to the driver. */
@@ -24,8 +28,17 @@ typedef struct mission_world {
     scene *scene;  /* the scene (limits for a real drone), malloc'd */
     bool launched; /* took off through mission_world_launch */
     /* The vision pipeline (vision/pipeline.h) the skills see through, or
-     * NULL for the simulator's camera (or none on a real drone). */
+     * NULL for the simulator's camera (or none on a real drone). It may be
+     * a camera without a detector (mission_world_camera): pictures only. */
     struct vision_pipeline *eyes;
+    /* Where pictures of the eyes go (the simulator keeps its own); set up
+     * by mission_world_pictures or on the first picture. */
+    struct pictures *pics;
+    /* The pictures taken: [{"path","camera","width","height","pose"}]. */
+    cJSON *pictures_log;
+    /* Why there is no camera, for take_picture's error ("" = none
+     * connected), e.g. a Tello flying with --no-video. */
+    char no_camera[320];
     /* The mission's cancel flag (Ctrl-C, the web UI's Stop), or NULL: once
      * it is set, mission_world_land hurries (drone.hurry). */
     atomic_bool *cancel;
@@ -54,8 +67,49 @@ int mission_world_launch(mission_world *w, char *err, size_t errlen);
  * is what --detector sim sees. Returns 0, or -1 with a message. */
 int mission_world_eyes(mission_world *w, const vision_options *vo, char *err, size_t errlen);
 
-/* Gives CTX the world's drone and camera: the eyes when open, else the
- * simulator's camera, else none (vision skills then fail with "no camera"). */
+/* Opens the eyes a flight asks for (host/mission/world_eyes.c): VISION's
+ * detector on its --source, or on the Tello's stream (TELLO, with its
+ * video on); a Tello without a detector gets its camera alone, for
+ * pictures and the web UI (a camera that does not open then only makes
+ * take_picture fail). On a Tello, call it before connecting: the stream's
+ * port is bound before `streamon`. Progress lines go to PROGRESS (may be
+ * NULL). Returns 0, or -1 with a message. */
+int mission_world_open_eyes(mission_world *w, const vision_options *vision,
+                            const tello_config *tello, FILE *progress, char *err, size_t errlen);
+
+/* After a real drone connected: the eyes' first frame is timed from the
+ * moment it switched its camera on (a Tello's `streamon`). */
+void mission_world_camera_on(mission_world *w);
+
+/* The "frames" object of the run report (SPEC §2, docs/cli.md) when the
+ * world has a camera with pixels, else NULL. */
+cJSON *mission_world_frames_json(mission_world *w);
+
+/* The pictures taken so far (see pictures_log), handed over to the caller
+ * (NULL when none). */
+cJSON *mission_world_pictures_json(mission_world *w);
+
+/* Opens a camera without a detector as the world's eyes (SOURCE as for
+ * --source; the Tello's stream is "tello:PORT"): take_picture and the web
+ * UI see through it; vision skills still need a detector. Returns 0, or -1
+ * with a message. */
+int mission_world_camera(mission_world *w, const char *source, int frame_timeout_ms, char *err,
+                         size_t errlen);
+
+/* Where pictures of the eyes go: PARENT and the caps as for sim_options
+ * (drone/pictures.h). Call before the first picture. */
+void mission_world_pictures(mission_world *w, const char *parent, int max_count,
+                            uint64_t max_bytes);
+
+/* take_picture (skill_ctx.picture; UD is the world): the frame of the eyes
+ * when they have pixels, else the simulator's drawing. Returns 0 with the
+ * file's path, 1 at a cap (nothing written), -1 with a message (no camera,
+ * no frame yet, a write that failed). */
+int mission_world_take_picture(void *ud, char *path, size_t pathlen, char *err, size_t errlen);
+
+/* Gives CTX the world's drone and camera: the eyes when open (vision skills
+ * when they detect), else the simulator's camera, else none (vision skills
+ * then fail with "no camera"); and take_picture's source. */
 void mission_world_attach(mission_world *w, skill_ctx *ctx);
 
 /* The current pose, yaw in [0, 360). */

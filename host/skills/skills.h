@@ -60,6 +60,13 @@ typedef struct skill_ctx {
     int (*observe)(void *ud, vision_object *out, int max, char *err, size_t errlen);
     void *observe_ud;
 
+    /* take_picture: saves the camera's current frame as the mission's next
+     * picture, its path into PATH. Returns 0, 1 at the mission's picture
+     * cap (nothing written), -1 with a message. NULL: the simulator's
+     * drawing if the drone is the simulator, else "no camera". */
+    int (*picture)(void *ud, char *path, size_t pathlen, char *err, size_t errlen);
+    void *picture_ud;
+
     /* probe: asks the LLM; writes the answer text to OUT. NULL: probe fails. */
     int (*probe)(void *ud, const char *question, char *out, size_t outlen, char *err,
                  size_t errlen);

@@ -73,20 +73,24 @@ int skill_object_height(skill_ctx *ctx, lua_State *L)
     return field(ctx, L, "object_height", FIELD_H);
 }
 
-/* Pictures come from the simulator's renderer; a real camera's frames are
- * saved by the vision pipeline, which registers itself here when present. */
+/* Pictures come from the mission's camera (ctx->picture: the world's
+ * eyes, or the simulator's drawing when the simulator is the camera). */
 int skill_take_picture(skill_ctx *ctx, lua_State *L)
 {
     drone *d = ctx->drone;
     if (d && constraints_is(d)) d = constraints_inner(d);
-    if (!d) return luaL_error(L, "take_picture: no camera connected (give a scene with --scene)");
-    if (!sim_is(d)) return luaL_error(L, "take_picture: this drone has no picture source");
+    if (!ctx->picture && !d)
+        return luaL_error(L, "take_picture: no camera connected (give a scene with --scene)");
+    if (!ctx->picture && !sim_is(d))
+        return luaL_error(L, "take_picture: this drone has no camera connected");
     if (!sandbox_alive(ctx->sb)) sandbox_check(L);
     char path[1024], err[1024];
-    int rc = sim_take_picture(d, path, sizeof path, err, sizeof err);
+    int rc = ctx->picture ? ctx->picture(ctx->picture_ud, path, sizeof path, err, sizeof err)
+                          : sim_take_picture(d, path, sizeof path, err, sizeof err);
     /* A cap reached is the plan's to handle (False, as a vision skill that
-     * sees nothing); a picture that cannot be written (a full disk, a file
-     * size limit) ends the mission like any failed skill: the drone lands. */
+     * sees nothing); a picture that cannot be taken (no frame from the
+     * camera, a full disk, a file size limit) ends the mission like any
+     * failed skill: the drone lands. */
     if (rc < 0) return luaL_error(L, "take_picture: %s", err);
     if (rc > 0) {
         lua_pushboolean(L, 0);

@@ -87,6 +87,10 @@ static void load(void)
 __attribute__((constructor)) static void quiet_ffmpeg(void)
 {
     setenv("OPENCV_FFMPEG_LOGLEVEL", "-8", 0);
+    /* OpenCV's own default when the variable is unset; set now so that a
+     * pipe's options later replace a value (vision_capture_open) instead of
+     * adding a variable while other threads may read the environment. */
+    setenv("OPENCV_FFMPEG_CAPTURE_OPTIONS", "rtsp_transport;tcp", 0);
 }
 
 static const vision_cv_api *cv(char *err, size_t errlen)

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 #include <sys/stat.h>
@@ -367,24 +368,57 @@ static int camera_index(const char *uri)
     return atoi(p);
 }
 
+/* The FFmpeg options of a "pipe:FD" source: raw H.264 that starts with its
+ * parameter sets (vision/h264_feed.h), so the shortest probe finds the
+ * picture size and the first frame decodes at once (the default probe
+ * reads five seconds of video first). OpenCV takes FFmpeg's options only
+ * from this variable, read as the capture opens. */
+#define PIPE_OPTIONS "input_format;h264|probesize;32|analyzeduration;0"
+#define CAPTURE_OPTIONS "OPENCV_FFMPEG_CAPTURE_OPTIONS"
+
+static bool open_ffmpeg(cv::VideoCapture &cap, const char *uri)
+{
+    if (strncmp(uri, "pipe:", 5) != 0) {
+        /* A stream that stops must not block a read (and so closing the
+         * pipeline) for FFmpeg's default 30 s. */
+        std::vector<int> params = {cv::CAP_PROP_OPEN_TIMEOUT_MSEC, 10000,
+                                   cv::CAP_PROP_READ_TIMEOUT_MSEC, 3000};
+        return cap.open(uri, cv::CAP_FFMPEG, params);
+    }
+    /* The variable exists from start-up (vision/cvmod.c): replacing its
+     * value never moves the environment's array under another thread's
+     * getenv. One open at a time sees the pipe's options; a pipe has no
+     * timeouts, as its writer ends it (end of file). */
+    static std::mutex lock;
+    std::lock_guard<std::mutex> hold(lock);
+    const char *was = getenv(CAPTURE_OPTIONS);
+    std::string saved = was ? was : "";
+    setenv(CAPTURE_OPTIONS, PIPE_OPTIONS, 1);
+    bool ok = false;
+    try {
+        ok = cap.open(uri, cv::CAP_FFMPEG);
+    } catch (...) {
+        setenv(CAPTURE_OPTIONS, saved.c_str(), 1);
+        throw;
+    }
+    setenv(CAPTURE_OPTIONS, saved.c_str(), 1);
+    return ok;
+}
+
 extern "C" vision_capture *vision_capture_open(const char *uri, char *err, size_t errlen)
 {
     quiet_opencv();
     vision_capture *c = new (std::nothrow) vision_capture;
     if (!c) return NULL;
     int cam = camera_index(uri);
-    bool stream = strstr(uri, "://") != NULL;
+    bool stream = strstr(uri, "://") != NULL || strncmp(uri, "pipe:", 5) == 0;
     if (cam < 0 && !stream && !is_regular_file(uri)) {
         set_err(err, errlen, "%s: video file not found%s", uri, "");
         delete c;
         return NULL;
     }
     try {
-        /* A stream that stops must not block a read (and so closing the
-         * pipeline) for FFmpeg's default 30 s. */
-        std::vector<int> params = {cv::CAP_PROP_OPEN_TIMEOUT_MSEC, 10000,
-                                   cv::CAP_PROP_READ_TIMEOUT_MSEC, 3000};
-        bool ok = cam >= 0 ? c->cap.open(cam) : c->cap.open(uri, cv::CAP_FFMPEG, params);
+        bool ok = cam >= 0 ? c->cap.open(cam) : open_ffmpeg(c->cap, uri);
         if (!ok || !c->cap.isOpened()) {
             set_err(err, errlen, "%s: cannot open %s", uri,
                     cam >= 0 ? "camera"

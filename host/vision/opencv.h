@@ -94,7 +94,9 @@ typedef struct vision_box {
 int vision_hog_detect(const vision_frame *f, vision_box *out, int max, char *err, size_t errlen);
 
 /* A video file, webcam ("webcam:N" or a bare index) or network stream
- * ("udp://..." etc., through FFmpeg). */
+ * ("udp://..." etc., through FFmpeg), or "pipe:FD": raw H.264 that starts
+ * with its parameter sets, read from file descriptor FD with the shortest
+ * probe (vision/h264_feed.h writes such a pipe). */
 typedef struct vision_capture vision_capture;
 
 vision_capture *vision_capture_open(const char *uri, char *err, size_t errlen);

@@ -87,15 +87,3 @@ int vision_options_check(const vision_options *o, char *err, size_t errlen)
     }
     return 0;
 }
-
-const char *vision_source_uri(const char *source, char *buf, size_t buflen)
-{
-    if (strcmp(source, "tello") == 0 || strncmp(source, "tello:", 6) == 0) {
-        const char *port = source[5] == ':' ? source + 6 : "11111";
-        /* The Tello sends raw H.264 over UDP; FFmpeg must not give up on
-         * overruns while the vision thread is busy. */
-        snprintf(buf, buflen, "udp://0.0.0.0:%s?overrun_nonfatal=1&fifo_size=5000000", port);
-        return buf;
-    }
-    return source;
-}

@@ -94,9 +94,4 @@ int vision_options_parse(vision_options *o, int opt, const char *arg, char *err,
  * model for hog/sim). Returns 0, or -1 with a message. */
 int vision_options_check(const vision_options *o, char *err, size_t errlen);
 
-/* The capture URI for a --source value: "tello" and "tello:PORT" become the
- * FFmpeg UDP address the Tello streams H.264 to; anything else is returned as
- * is. Writes into BUF. */
-const char *vision_source_uri(const char *source, char *buf, size_t buflen);
-
 #endif

@@ -1,7 +1,6 @@
-#include "vision/pipeline.h"
+#include "vision/pipeline_internal.h"
 
 #include "clock.h"
-#include "vision/track.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,43 +9,11 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #define STILL_INTERVAL_MS 100.0 /* how often a still image is "captured" again */
 #define DEFAULT_TIMEOUT_MS 5000
-
-struct vision_pipeline {
-    vision_detector *det;
-    vision_tracker *tracker;
-    vision_capture *cap; /* video, webcam, stream; NULL for a still image or sim */
-    vision_frame still;
-    bool is_still, sim;
-    double fps; /* video files are paced at their frame rate; 0 = live */
-    int timeout_ms;
-    char desc[300];
-
-    pthread_mutex_t mu;
-    pthread_cond_t cond; /* any change: frame, result, end, stop */
-    pthread_t capture_thread, vision_thread;
-    bool capture_started, vision_started;
-    bool stop;
-
-    vision_frame slot; /* the newest captured frame, waiting for the detector */
-    bool slot_full;
-    bool capture_ended, vision_ended;
-    char source_error[256];
-
-    vision_object work[VISION_MAX_OBJECTS]; /* the vision thread's own */
-    vision_object result[VISION_MAX_OBJECTS];
-    int n_result;
-    double result_t;
-    long result_seq;
-    vision_frame result_frame;
-    char detect_error[256];
-
-    bool motion_marked;
-    double motion_end_ms;
-    vision_stats stats;
-};
+#define REOPEN_MS 100.0 /* between tries to open the decoder on a feed */
 
 static void timespec_at(struct timespec *ts, double ms)
 {
@@ -57,7 +24,7 @@ static void timespec_at(struct timespec *ts, double ms)
 }
 
 /* Waits on the pipeline's condition until DEADLINE_MS (monotonic). */
-static void wait_until(vision_pipeline *p, double deadline_ms)
+void pipeline_wait_until(vision_pipeline *p, double deadline_ms)
 {
     struct timespec ts;
     timespec_at(&ts, deadline_ms);
@@ -76,10 +43,14 @@ static void swap_frames(vision_frame *a, vision_frame *b)
 static void publish_frame(vision_pipeline *p, vision_frame *f)
 {
     pthread_mutex_lock(&p->mu);
-    if (p->slot_full) p->stats.dropped++;
+    /* Without a detector the slot is the camera's newest frame, never
+     * taken: replacing it drops nothing. */
+    if (p->slot_full && p->det) p->stats.dropped++;
     swap_frames(&p->slot, f);
     p->slot_full = true;
     p->stats.captured++;
+    if (p->first_frame_ms < 0) p->first_frame_ms = p->slot.t_ms;
+    p->last_frame_ms = p->slot.t_ms;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->mu);
 }
@@ -97,7 +68,7 @@ static void *capture_main(void *arg)
         pthread_mutex_lock(&p->mu);
         if (period > 0)
             while (!p->stop && clock_now_ms() < t0 + (double)seq * period)
-                wait_until(p, t0 + (double)seq * period);
+                pipeline_wait_until(p, t0 + (double)seq * period);
         bool stop = p->stop;
         pthread_mutex_unlock(&p->mu);
         if (stop) break;
@@ -117,6 +88,72 @@ static void *capture_main(void *arg)
         publish_frame(p, &f);
     }
     vision_frame_clear(&f);
+    return NULL;
+}
+
+/* Whether P must stop (takes the lock). */
+static bool stopping(vision_pipeline *p)
+{
+    pthread_mutex_lock(&p->mu);
+    bool stop = p->stop;
+    pthread_mutex_unlock(&p->mu);
+    return stop;
+}
+
+/* Opens a decoder on a fresh pipe of the feed; it returns once the feed
+ * passed parameter sets and a frame on, or the feed ended. NULL if not. */
+static vision_capture *open_feed(vision_pipeline *p, int *fd, char *err, size_t errlen)
+{
+    *fd = h264_feed_attach(p->feed, err, errlen);
+    if (*fd < 0) return NULL;
+    char uri[32];
+    snprintf(uri, sizeof uri, "pipe:%d", *fd);
+    vision_capture *c = vision_capture_open(uri, err, errlen);
+    if (!c) {
+        close(*fd);
+        *fd = -1;
+    }
+    return c;
+}
+
+/* The capture thread of the Tello's stream: decodes the feed's pipe, and
+ * opens a new one whenever the decoder gives up (a stream that broke or
+ * went dark), until the pipeline stops. */
+static void *feed_main(void *arg)
+{
+    vision_pipeline *p = arg;
+    vision_frame f = {0};
+    char err[256] = "";
+    long seq = 0;
+    int fd = -1;
+    while (!stopping(p)) {
+        if (!p->cap && !(p->cap = open_feed(p, &fd, err, sizeof err))) {
+            pthread_mutex_lock(&p->mu);
+            snprintf(p->decoder_error, sizeof p->decoder_error, "%s", err);
+            if (!p->stop) pipeline_wait_until(p, clock_now_ms() + REOPEN_MS);
+            pthread_mutex_unlock(&p->mu);
+            continue;
+        }
+        if (vision_capture_read(p->cap, &f, err, sizeof err) <= 0) {
+            vision_capture_close(p->cap);
+            p->cap = NULL;
+            close(fd);
+            fd = -1;
+            continue;
+        }
+        f.t_ms = clock_now_ms();
+        f.seq = ++seq;
+        publish_frame(p, &f);
+    }
+    if (p->cap) vision_capture_close(p->cap);
+    p->cap = NULL;
+    if (fd >= 0) close(fd);
+    vision_frame_clear(&f);
+    pthread_mutex_lock(&p->mu);
+    p->capture_ended = true;
+    snprintf(p->source_error, sizeof p->source_error, "the camera was closed");
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
@@ -174,31 +211,44 @@ static bool is_image_path(const char *s)
     return false;
 }
 
-/* Opens the source and reads its first frame into the slot, so that a
- * source without frames fails here with a clear message. */
+/* The video port of a "tello" or "tello:PORT" source, else 0. */
+static int tello_port(const char *source)
+{
+    if (strcmp(source, "tello") == 0) return 11111;
+    if (strncmp(source, "tello:", 6) != 0) return 0;
+    char *end;
+    long port = strtol(source + 6, &end, 10);
+    return *end == '\0' && port >= 1 && port <= 65535 ? (int)port : -1;
+}
+
+/* Opens the source. The Tello's stream is only bound here (its frames come
+ * later, on the capture thread); anything else has its first frame read
+ * into the slot, so that a source without frames fails here with a clear
+ * message. */
 static int open_source(vision_pipeline *p, const char *source, char *err, size_t errlen)
 {
-    char buf[300];
-    const char *uri = vision_source_uri(source, buf, sizeof buf);
+    snprintf(p->source, sizeof p->source, "%s", source);
+    int port = tello_port(source);
+    if (port < 0) {
+        snprintf(err, errlen, "--source %s: the port is not a number in 1..65535", source);
+        return -1;
+    }
+    if (port > 0) {
+        char why[200];
+        if ((p->feed = h264_feed_open(port, why, sizeof why))) return 0;
+        snprintf(err, errlen, "camera %s: %s", source, why);
+        return -1;
+    }
     vision_frame first = {0};
-    if (is_image_path(uri)) {
-        if (vision_image_read(uri, &p->still, err, errlen) != 0) return -1;
+    if (is_image_path(source)) {
+        if (vision_image_read(source, &p->still, err, errlen) != 0) return -1;
         p->is_still = true;
         if (vision_frame_copy(&first, &p->still) != 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
     } else {
-        if (!(p->cap = vision_capture_open(uri, err, errlen))) {
-            /* Said in the user's terms: the source they named, not the
-             * URI it became. */
-            if (uri != source)
-                snprintf(err, errlen,
-                         "camera %s: no video arrived (a Tello streams after `streamon`; "
-                         "--no-video flies without a camera)",
-                         source);
-            return -1;
-        }
+        if (!(p->cap = vision_capture_open(source, err, errlen))) return -1;
         char why[256] = "";
         int r = vision_capture_read(p->cap, &first, why, sizeof why);
         if (r <= 0) {
@@ -208,8 +258,8 @@ static int open_source(vision_pipeline *p, const char *source, char *err, size_t
             return -1;
         }
         /* Files are played in real time; cameras and streams set the pace. */
-        bool file = strstr(uri, "://") == NULL && strncmp(uri, "webcam:", 7) != 0 &&
-                    strspn(uri, "0123456789") != strlen(uri);
+        bool file = strstr(source, "://") == NULL && strncmp(source, "webcam:", 7) != 0 &&
+                    strspn(source, "0123456789") != strlen(source);
         if (file) p->fps = vision_capture_fps(p->cap) > 0 ? vision_capture_fps(p->cap) : 25;
     }
     first.t_ms = clock_now_ms();
@@ -219,23 +269,49 @@ static int open_source(vision_pipeline *p, const char *source, char *err, size_t
     return 0;
 }
 
-vision_pipeline *vision_pipeline_open(const vision_options *o, vision_observe_fn sim_observe,
-                                      void *sim_ud, char *err, size_t errlen)
+static vision_pipeline *pipeline_new(int frame_timeout_ms, char *err, size_t errlen)
 {
-    if (vision_options_check(o, err, errlen) != 0) return NULL;
     vision_pipeline *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    atomic_init(&p->refs, 1);
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&p->cond, &ca);
     pthread_condattr_destroy(&ca);
-    p->timeout_ms = o->frame_timeout_ms > 0 ? o->frame_timeout_ms : DEFAULT_TIMEOUT_MS;
+    p->timeout_ms = frame_timeout_ms > 0 ? frame_timeout_ms : DEFAULT_TIMEOUT_MS;
     p->result_t = -1;
+    p->start_ms = clock_now_ms();
+    p->first_frame_ms = p->last_frame_ms = -1;
+    return p;
+}
+
+/* Starts the threads: the detector's (if any), then the capture's. */
+static int start_threads(vision_pipeline *p, char *err, size_t errlen)
+{
+    if (p->det) {
+        if (pthread_create(&p->vision_thread, NULL, vision_main, p) != 0) goto fail;
+        p->vision_started = true;
+    }
+    if (pthread_create(&p->capture_thread, NULL, p->feed ? feed_main : capture_main, p) != 0)
+        goto fail;
+    p->capture_started = true;
+    return 0;
+fail:
+    snprintf(err, errlen, "cannot start the vision threads: %s", strerror(errno));
+    return -1;
+}
+
+vision_pipeline *vision_pipeline_open(const vision_options *o, vision_observe_fn sim_observe,
+                                      void *sim_ud, char *err, size_t errlen)
+{
+    if (vision_options_check(o, err, errlen) != 0) return NULL;
+    vision_pipeline *p = pipeline_new(o->frame_timeout_ms, err, errlen);
+    if (!p) return NULL;
     p->tracker = vision_tracker_new(0);
     vision_detector_config dc = o->det;
     if (dc.kind == VISION_DETECTOR_SIM) {
@@ -256,123 +332,37 @@ vision_pipeline *vision_pipeline_open(const vision_options *o, vision_observe_fn
     }
     if (open_source(p, o->source, err, errlen) != 0) goto fail;
     snprintf(p->desc, sizeof p->desc, "%s on %s", vision_detector_describe(p->det), o->source);
-    if (pthread_create(&p->vision_thread, NULL, vision_main, p) != 0) goto threads;
-    p->vision_started = true;
-    if (pthread_create(&p->capture_thread, NULL, capture_main, p) != 0) goto threads;
-    p->capture_started = true;
-    return p;
-threads:
-    snprintf(err, errlen, "cannot start the vision threads: %s", strerror(errno));
+    if (start_threads(p, err, errlen) == 0) return p;
 fail:
     vision_pipeline_close(p);
     return NULL;
 }
 
-void vision_pipeline_motion_ended(vision_pipeline *p)
+vision_pipeline *vision_pipeline_open_camera(const char *source, int frame_timeout_ms, char *err,
+                                             size_t errlen)
 {
-    pthread_mutex_lock(&p->mu);
-    p->motion_marked = true;
-    p->motion_end_ms = clock_now_ms();
-    pthread_mutex_unlock(&p->mu);
-}
-
-/* The sim detector runs in the caller's thread: the simulator's projection
- * is instant and already reflects the drone's current pose. */
-static int observe_sim(vision_pipeline *p, vision_object *out, int max, double *t_capture,
-                       char *err, size_t errlen)
-{
-    pthread_mutex_lock(&p->mu);
-    int n = vision_detector_run(p->det, NULL, p->result, VISION_MAX_OBJECTS, err, errlen);
-    if (n >= 0) {
-        vision_tracker_update(p->tracker, p->result, n);
-        p->n_result = n;
-        p->result_t = clock_now_ms();
-        p->result_seq++;
-        if (t_capture) *t_capture = p->result_t;
-        p->stats.processed++;
-        if (n > max) n = max;
-        memcpy(out, p->result, (size_t)n * sizeof *out);
+    vision_pipeline *p = pipeline_new(frame_timeout_ms, err, errlen);
+    if (!p) return NULL;
+    if (open_source(p, source, err, errlen) == 0) {
+        snprintf(p->desc, sizeof p->desc, "no detector on %s", source);
+        if (start_threads(p, err, errlen) == 0) return p;
     }
-    pthread_mutex_unlock(&p->mu);
-    return n;
+    vision_pipeline_close(p);
+    return NULL;
 }
 
-int vision_pipeline_observe(void *ud, vision_object *out, int max, char *err, size_t errlen)
+vision_pipeline *vision_pipeline_ref(vision_pipeline *p)
 {
-    return vision_pipeline_observe_at(ud, out, max, NULL, err, errlen);
+    atomic_fetch_add(&p->refs, 1);
+    return p;
 }
 
-int vision_pipeline_observe_at(vision_pipeline *p, vision_object *out, int max, double *t_capture,
-                               char *err, size_t errlen)
+void vision_pipeline_unref(vision_pipeline *p)
 {
-    if (p->sim) return observe_sim(p, out, max, t_capture, err, errlen);
-    pthread_mutex_lock(&p->mu);
-    double now = clock_now_ms();
-    double after = p->motion_marked ? p->motion_end_ms : now;
-    double deadline = now + p->timeout_ms;
-    int n = -1;
-    for (;;) {
-        if (p->result_seq > 0 && p->result_t >= after) {
-            n = p->n_result < max ? p->n_result : max;
-            memcpy(out, p->result, (size_t)n * sizeof *out);
-            if (t_capture) *t_capture = p->result_t;
-            break;
-        }
-        if (p->detect_error[0] && !p->slot_full) {
-            snprintf(err, errlen, "vision: %s", p->detect_error);
-            break;
-        }
-        if (p->vision_ended || p->stop) {
-            snprintf(err, errlen, "vision: no frame captured after the last motion: %s",
-                     p->source_error[0] ? p->source_error : "vision stopped");
-            break;
-        }
-        if (clock_now_ms() >= deadline) {
-            snprintf(err, errlen,
-                     "vision: no camera frame captured after the last motion within %d ms "
-                     "(%s)",
-                     p->timeout_ms, p->desc);
-            break;
-        }
-        wait_until(p, deadline);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return n;
-}
-
-int vision_pipeline_latest(vision_pipeline *p, vision_object *out, int max, double *t_ms,
-                           unsigned char **jpeg, size_t *jpeg_len)
-{
-    pthread_mutex_lock(&p->mu);
-    int n = p->n_result < max ? p->n_result : max;
-    memcpy(out, p->result, (size_t)n * sizeof *out);
-    *t_ms = p->result_seq > 0 ? p->result_t : -1;
-    if (jpeg) {
-        vision_mark marks[VISION_MAX_OBJECTS];
-        for (int i = 0; i < p->n_result; i++) {
-            const vision_object *o = &p->result[i];
-            marks[i] = (vision_mark){o->x, o->y, o->w, o->h, o->name[0] ? o->name : o->cls};
-        }
-        *jpeg = p->result_frame.bgr
-                    ? vision_jpeg_encode_marked(&p->result_frame, marks, p->n_result, 80, jpeg_len)
-                    : NULL;
-        if (!*jpeg) *jpeg_len = 0;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return n;
-}
-
-void vision_pipeline_stats(vision_pipeline *p, vision_stats *out)
-{
-    pthread_mutex_lock(&p->mu);
-    *out = p->stats;
-    out->ended = p->vision_ended;
-    pthread_mutex_unlock(&p->mu);
-}
-
-const char *vision_pipeline_describe(const vision_pipeline *p)
-{
-    return p->desc;
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
 }
 
 void vision_pipeline_close(vision_pipeline *p)
@@ -382,17 +372,30 @@ void vision_pipeline_close(vision_pipeline *p)
     p->stop = true;
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->mu);
-    /* A live capture may block in read until its next packet; the stream's
-     * own timeout bounds that. */
+    /* The feed's end wakes a decoder blocked on its pipe at once; another
+     * live capture may block in read until its next packet, which the
+     * stream's own timeout bounds. */
+    if (p->feed) h264_feed_end(p->feed);
     if (p->capture_started) pthread_join(p->capture_thread, NULL);
     if (p->vision_started) pthread_join(p->vision_thread, NULL);
     if (p->cap) vision_capture_close(p->cap);
+    p->cap = NULL;
+    /* Other holders may still ask for frames and counts: none are left. */
+    pthread_mutex_lock(&p->mu);
+    h264_feed *feed = p->feed;
+    p->feed = NULL;
+    p->closed = true;
     vision_frame_clear(&p->still);
     vision_frame_clear(&p->slot);
+    p->slot_full = false;
     vision_frame_clear(&p->result_frame);
-    vision_detector_free(p->det);
-    vision_tracker_free(p->tracker);
-    pthread_cond_destroy(&p->cond);
-    pthread_mutex_destroy(&p->mu);
-    free(p);
+    vision_detector *det = p->det;
+    vision_tracker *tracker = p->tracker;
+    p->det = NULL;
+    p->tracker = NULL;
+    pthread_mutex_unlock(&p->mu);
+    h264_feed_close(feed);
+    vision_detector_free(det);
+    vision_tracker_free(tracker);
+    vision_pipeline_unref(p);
 }

@@ -6,7 +6,11 @@
  * stamped ten times a second), a video file (played at its own frame rate),
  * a webcam (webcam:N), a network stream such as the Tello's H.264 over UDP
  * (udp://..., tello[:PORT]); or none, for the sim detector, which sees the
- * simulator's world directly.
+ * simulator's world directly. The Tello's stream (tello[:PORT]) is received
+ * by vision/h264_feed.h from the moment the pipeline opens (open it before
+ * `streamon`) and decoded from its first parameter sets on; the pipeline
+ * does not wait for its first frame, and reopens the decoder when the
+ * stream breaks.
  *
  * Threads: a capture thread reads frames as they come and keeps only the
  * newest; a vision thread takes the newest frame, detects, colours and
@@ -50,6 +54,29 @@ typedef struct vision_pipeline vision_pipeline;
 vision_pipeline *vision_pipeline_open(const vision_options *o, vision_observe_fn sim_observe,
                                       void *sim_ud, char *err, size_t errlen);
 
+/* A camera without a detector (the Tello's stream when no --detector was
+ * given): frames for pictures and the web UI, no objects. SOURCE as for
+ * --source. Returns NULL with a message. */
+vision_pipeline *vision_pipeline_open_camera(const char *source, int frame_timeout_ms, char *err,
+                                             size_t errlen);
+
+/* The moment the camera was switched on (a Tello's `streamon`, clock_now_ms),
+ * from which the stats' first_frame_ms counts instead of P's opening. */
+void vision_pipeline_set_start(vision_pipeline *p, double ms);
+
+/* Whether P runs a detector (its observe gives objects). */
+bool vision_pipeline_detects(const vision_pipeline *p);
+
+/* Whether P has a camera with pixels (not the sim detector's projection). */
+bool vision_pipeline_has_pixels(const vision_pipeline *p);
+
+/* Copies into OUT the camera frame the mission sees now: the frame of the
+ * newest detection (or the newest frame, without a detector), captured
+ * after the last motion, waiting as vision_pipeline_observe does. Returns
+ * 0, or -1 with a message (no frame yet, the camera dark or ended, no
+ * pixels: the sim detector). Thread-safe. */
+int vision_pipeline_picture(vision_pipeline *p, vision_frame *out, char *err, size_t errlen);
+
 /* The observe callback for skill_ctx (UD is the pipeline): fills OUT with up
  * to MAX objects of the first result captured after the last motion (see
  * above). Returns how many, or -1 with a message (timeout, source ended,
@@ -78,15 +105,37 @@ typedef struct vision_stats {
     long dropped;       /* frames replaced by a newer one before processing */
     double infer_ms;    /* last inference */
     double overhead_ms; /* last letterbox + decode + NMS + colour + tracking */
-    bool ended;         /* the source has no more frames */
+    bool ended;         /* the source has no more frames (or the pipeline closed) */
+    /* Filled by vision_pipeline_stats: */
+    long used;          /* frames served to skills (observe, picture) */
+    double age_ms_mean; /* their age (now - capture) when served; 0 if none */
+    double age_ms_max;
+    double first_frame_ms;    /* from the pipeline's open to its first frame, -1 if none */
+    double detect_fps;        /* detections per second since the first frame */
+    bool feed;                /* the source is the Tello's stream (h264_feed.h): */
+    double keyframe_frame_ms; /* from its first parameter sets to the first frame, -1 */
+    long datagrams;           /* received */
+    long datagrams_dropped;   /* lost because the decoder fell behind */
+    long datagrams_skipped;   /* passed over while waiting for the first keyframe */
 } vision_stats;
 
 void vision_pipeline_stats(vision_pipeline *p, vision_stats *out);
 
+/* The camera as the user named it ("tello:11111", "photo.ppm"), "" for
+ * the sim detector. */
+const char *vision_pipeline_source(const vision_pipeline *p);
+
 /* What the pipeline runs, e.g. "yolov5 on video.mp4". */
 const char *vision_pipeline_describe(const vision_pipeline *p);
 
-/* Stops the threads and frees everything. NULL is fine. */
+/* Another holder of P (the web UI's camera view): P's memory stays until
+ * each holder has let go (vision_pipeline_unref; vision_pipeline_close
+ * lets go of the opener's). A closed pipeline has no frames. */
+vision_pipeline *vision_pipeline_ref(vision_pipeline *p);
+void vision_pipeline_unref(vision_pipeline *p);
+
+/* Stops the threads and frees everything (the memory once no holder is
+ * left). NULL is fine. */
 void vision_pipeline_close(vision_pipeline *p);
 
 #endif

@@ -5,8 +5,11 @@
 #include "drone/sim.h"
 #include "drone/tello.h"
 #include "llm/prompt.h"
+#include "clock.h"
 #include "mission/flight.h"
 #include "vision/objects.h"
+#include "vision/paint.h"
+#include "vision/pipeline.h"
 #include "vision/view.h"
 #include "web/web_scenes.h"
 
@@ -18,6 +21,8 @@
 
 #define FRAME_W 640
 #define FRAME_H 480
+/* A camera whose newest frame is older than this shows "video lost". */
+#define STALE_MS 1500.0
 
 typedef struct web_drone {
     int id;
@@ -44,6 +49,12 @@ typedef struct web_drone {
     drone_pose pose;
     char *last_scene; /* the last scene description the controller saw */
     atomic_bool cancel;
+
+    /* A real drone's camera: the eyes of its current or last mission
+     * (vision/pipeline.h, held with a reference; closed with the mission's
+     * world, when it has no frames). Under cam_lock. */
+    pthread_mutex_t cam_lock;
+    struct vision_pipeline *eyes;
 } web_drone;
 
 struct web_fleet {
@@ -96,7 +107,10 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
     size_t share = WEB_EVENTS_FLEET_BYTES / (size_t)f->cap;
     d->events = web_events_new_capped(share > WEB_EVENTS_MIN_BYTES ? share : WEB_EVENTS_MIN_BYTES);
     if (!d->events) return snprintf(err, errlen, "out of memory"), -1;
-    tello_config_init(&d->tcfg);
+    if (f->cfg->tello)
+        d->tcfg = *f->cfg->tello;
+    else
+        tello_config_init(&d->tcfg);
     int r = tello_config_option(&d->tcfg, "drone", spec, msg, sizeof msg);
     if (r < 0) return snprintf(err, errlen, "--drone %s: %s", spec, msg), -1;
     if (r == 1) {
@@ -158,6 +172,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
         d->id = i;
         d->fleet = f;
         pthread_mutex_init(&d->lock, NULL);
+        pthread_mutex_init(&d->cam_lock, NULL);
         pthread_cond_init(&d->idle, NULL);
         atomic_init(&d->cancel, false);
         f->n++;
@@ -209,10 +224,12 @@ void web_fleet_free(web_fleet *f)
     if (web_fleet_hung(f)) return;
     for (int i = 0; i < f->n; i++) {
         web_drone *d = &f->drones[i];
+        vision_pipeline_unref(d->eyes);
         web_events_free(d->events);
         free(d->task);
         free(d->last_scene);
         pthread_mutex_destroy(&d->lock);
+        pthread_mutex_destroy(&d->cam_lock);
         pthread_cond_destroy(&d->idle);
     }
     free(f->drones);
@@ -241,9 +258,60 @@ static int view(web_drone *d, vision_object *out, int max)
     return web_scenes_view(d->fleet->scenes, d->scene, &p, out, max);
 }
 
+/* A frame that says CAPTION on grey: a real drone's camera with no video.
+ * Painted in C and encoded as JPEG. */
+static unsigned char *placeholder(const char *caption, size_t *len, char *err, size_t errlen)
+{
+    vision_frame fr = {FRAME_W, FRAME_H, FRAME_W * 3, malloc((size_t)FRAME_W * FRAME_H * 3), 0, 0};
+    if (!fr.bgr) return snprintf(err, errlen, "out of memory"), NULL;
+    memset(fr.bgr, 64, (size_t)FRAME_W * FRAME_H * 3);
+    paint_image img = {FRAME_W, FRAME_H, fr.bgr};
+    static const unsigned char ink[3] = {230, 230, 230};
+    int tw, th;
+    paint_text_size(caption, 2, &tw, &th);
+    int x = tw < FRAME_W ? (FRAME_W - tw) / 2 : 4;
+    paint_text(&img, x, (FRAME_H - th) / 2, caption, ink, 2);
+    unsigned char *jpeg = vision_jpeg_encode(&fr, 80, len);
+    free(fr.bgr);
+    if (!jpeg) snprintf(err, errlen, "cannot encode the camera placeholder");
+    return jpeg;
+}
+
+/* Drone D's real camera: the newest frame of its mission's eyes with the
+ * detections drawn, or a placeholder that says why there is none. */
+static unsigned char *real_frame(web_drone *d, size_t *len, char *err, size_t errlen)
+{
+    unsigned char *jpeg = NULL;
+    double t = -1;
+    pthread_mutex_lock(&d->cam_lock);
+    bool eyes = false;
+    if (d->eyes) {
+        vision_stats st;
+        vision_pipeline_stats(d->eyes, &st);
+        eyes = !st.ended; /* the mission is over: its camera closed */
+        vision_object objs[VISION_MAX_OBJECTS];
+        if (eyes) vision_pipeline_latest(d->eyes, objs, VISION_MAX_OBJECTS, &t, &jpeg, len);
+    }
+    pthread_mutex_unlock(&d->cam_lock);
+    double age = clock_now_ms() - t;
+    if (jpeg && t >= 0 && age <= STALE_MS) return jpeg;
+    free(jpeg);
+    char caption[160];
+    if (!d->tcfg.video)
+        snprintf(caption, sizeof caption, "no video (--no-video)");
+    else if (!eyes)
+        snprintf(caption, sizeof caption, "no video: the camera streams during a mission");
+    else if (t < 0)
+        snprintf(caption, sizeof caption, "no video yet");
+    else
+        snprintf(caption, sizeof caption, "video lost: no frame for %.0f s", age / 1e3);
+    return placeholder(caption, len, err, errlen);
+}
+
 unsigned char *web_fleet_frame(web_fleet *f, int id, size_t *len, char *err, size_t errlen)
 {
     web_drone *d = &f->drones[id];
+    if (d->tello) return real_frame(d, len, err, errlen);
     vision_object objs[VISION_MAX_OBJECTS];
     int n = view(d, objs, VISION_MAX_OBJECTS);
     drone_pose p = get_pose(d);
@@ -313,7 +381,17 @@ static void ev_begin(void *ud, int64_t mission_id)
 static void ev_world(void *ud, mission_world *w)
 {
     web_flight *wf = ud;
-    set_pose(wf->d, mission_world_pose(w));
+    web_drone *d = wf->d;
+    set_pose(d, mission_world_pose(w));
+    /* The card shows this mission's camera from now on (the last one's
+     * until the next mission opens its own). */
+    struct vision_pipeline *eyes =
+        w->eyes && vision_pipeline_has_pixels(w->eyes) ? vision_pipeline_ref(w->eyes) : NULL;
+    pthread_mutex_lock(&d->cam_lock);
+    struct vision_pipeline *old = d->eyes;
+    d->eyes = eyes;
+    pthread_mutex_unlock(&d->cam_lock);
+    vision_pipeline_unref(old);
 }
 
 static void ev_llm(void *ud, mission_llm_kind kind, const llm_message *msgs, int nmsgs,

@@ -48,6 +48,9 @@ typedef struct web_fleet_config {
     int candidates;                /* > 0: candidate plans per round (run --candidates) */
     const char *const *skill_dirs; /* recorded with each mission */
     int n_skill_dirs;
+    /* The settings every Tello starts from (ports, timeout, video), or
+     * NULL for the defaults; a drone's "tello:HOST" sets its host. */
+    const struct tello_config *tello;
 } web_fleet_config;
 
 typedef struct web_fleet web_fleet;
