@@ -517,9 +517,11 @@ int constraints_watch_tick(drone *d, double hover_scale)
     guard *g = d->impl;
     /* A call under way drives the drone and is watched by its driver. */
     if (pthread_mutex_trylock(&g->lock) != 0) return 0;
-    /* No caller's abort between calls (its sandbox may be gone); the
-     * driver's calls below are short. */
-    g->inner->abort = NULL;
+    /* No caller's abort between calls (its sandbox may be gone): only a
+     * trip stops the hover. */
+    g->outer_abort = NULL;
+    g->inner->abort = guard_abort;
+    g->inner->abort_ud = g;
     double now = clock_now_ms(), idle = now - g->idle_since_ms;
     char err[256];
     drone_state st;
