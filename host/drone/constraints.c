@@ -532,12 +532,23 @@ int constraints_watch_tick(drone *d, double hover_scale)
     if (flying && !g->ended && ms > 0 && g->inner->ops->pass_time)
         g->inner->ops->pass_time(g->inner, ms, err, sizeof err);
     int acted = 0;
-    if (watch_tripped(g->watch) && !g->pending) {
-        monitor_act(g, g->pending_reason, sizeof g->pending_reason);
-        g->pending = true;
-        g->pending_pose = g->monitor_pose;
+    /* Every trip is acted on at once; the plan hears of the first one not
+     * reported yet (the later ones are the same wind again). */
+    char why[sizeof g->pending_reason];
+    /* What the plan's thread may still read of its last call stays. */
+    bool monitor = g->monitor, refused = g->refused;
+    drone_pose at = g->monitor_pose;
+    if (watch_tripped(g->watch) && monitor_act(g, why, sizeof why)) {
         acted = 1;
+        if (!g->pending) {
+            snprintf(g->pending_reason, sizeof g->pending_reason, "%s", why);
+            g->pending = true;
+            g->pending_pose = g->monitor_pose;
+        }
     }
+    g->monitor = monitor;
+    g->refused = refused;
+    g->monitor_pose = at;
     /* The part of a millisecond not hovered yet waits for the next tick. */
     if (ms > 0)
         g->idle_since_ms += ms / hover_scale;

@@ -16,6 +16,8 @@ struct watch {
     bool have_trip; /* TRIP waits to be taken */
     watch_trip trip;
     double excursion;
+    drone_state last;    /* the latest measured state */
+    unsigned long seq;   /* states measured so far */
     atomic_bool tripped; /* have_trip, read without the lock by abort polls */
 };
 
@@ -104,9 +106,10 @@ static void trip(watch *w, watch_rule rule, const drone_state *st, double beyond
 void watch_measured(void *ud, const drone_state *st)
 {
     watch *w = ud;
-    if (!st->flying) return;
     pthread_mutex_lock(&w->lock);
-    if (w->paused) {
+    w->last = *st;
+    w->seq++;
+    if (!st->flying || w->paused) {
         pthread_mutex_unlock(&w->lock);
         return;
     }
@@ -158,4 +161,13 @@ double watch_excursion_cm(watch *w)
     double e = w->excursion;
     pthread_mutex_unlock(&w->lock);
     return e;
+}
+
+unsigned long watch_latest(watch *w, drone_state *st)
+{
+    pthread_mutex_lock(&w->lock);
+    unsigned long seq = w->seq;
+    if (seq) *st = w->last;
+    pthread_mutex_unlock(&w->lock);
+    return seq;
 }

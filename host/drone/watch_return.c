@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Tries of the fence or band return before it counts as failed, and how
  * many in a row may gain less than STALL_CM. */
@@ -20,6 +21,29 @@ static int state_now(drone *d, drone_state *st)
     if (d->ops->get_state(d, st) != 0) return -1;
     const drone_pose *p = &st->pose;
     return isfinite(p->x) && isfinite(p->y) && isfinite(p->z) && isfinite(p->yaw) ? 0 : -1;
+}
+
+/* The measured state (watch_latest) at least FRESH states after AFTER: a
+ * telemetry thread sends a few per second, and the ones sent during a
+ * motion are stale once it ended. A simulator (drone_ops.pass_time) hands
+ * its states over as its time passes: the latest is current. Without any
+ * measured state: the driver's own. */
+#define FRESH 3
+#define FRESH_WAIT_MS 1000
+
+static int measured_after(drone *d, watch *w, unsigned long after, drone_state *st)
+{
+    for (int waited = 0;; waited += 10) {
+        unsigned long seq = watch_latest(w, st);
+        if (seq == 0) return state_now(d, st);
+        if (d->ops->pass_time || seq >= after + FRESH || waited >= FRESH_WAIT_MS ||
+            (d->abort && d->abort(d->abort_ud)))
+            break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    const drone_pose *p = &st->pose;
+    return isfinite(p->x) && isfinite(p->y) && isfinite(p->z) ? 0 : -1;
 }
 
 /* One move of the return, approved by the check before the driver gets it
@@ -107,12 +131,12 @@ static watch_end back_inside(drone *d, watch *w, const scene_limits *lim, const 
     char err[256] = "", msg[400];
     int stalled = 0;
     double margin = watch_margin(lim, rule);
+    drone_state st;
+    if (measured_after(d, w, 0, &st)) {
+        snprintf(msg, sizeof msg, "the return could not be made: the drone's state is unknown");
+        return land_here(d, w, WATCH_LANDED_OUT, why, whylen, msg);
+    }
     for (int i = 0; i < RETURN_TRIES; i++) {
-        drone_state st;
-        if (state_now(d, &st)) {
-            snprintf(msg, sizeof msg, "the return could not be made: the drone's state is unknown");
-            return land_here(d, w, WATCH_LANDED_OUT, why, whylen, msg);
-        }
         double beyond = watch_beyond(lim, home, &st, rule);
         if (beyond <= -margin) {
             errmsg_set(why, whylen, "returned inside to (%.0f, %.0f, %.0f)", st.pose.x, st.pose.y,
@@ -123,16 +147,16 @@ static watch_end back_inside(drone *d, watch *w, const scene_limits *lim, const 
             snprintf(msg, sizeof msg, "the return could not be made (%s)", err);
             return land_here(d, w, WATCH_LANDED_OUT, why, whylen, msg);
         }
-        drone_state now;
-        if (state_now(d, &now) == 0 && watch_beyond(lim, home, &now, rule) > beyond - STALL_CM) {
-            if (++stalled >= STALL_TRIES) {
-                snprintf(msg, sizeof msg,
-                         "the return could not be made: flying back gained nothing (a wind "
-                         "stronger than the drone?)");
-                return land_here(d, w, WATCH_LANDED_OUT, why, whylen, msg);
-            }
-        } else {
-            stalled = 0;
+        if (measured_after(d, w, watch_latest(w, &st), &st)) {
+            snprintf(msg, sizeof msg, "the return could not be made: the drone's state is unknown");
+            return land_here(d, w, WATCH_LANDED_OUT, why, whylen, msg);
+        }
+        stalled = watch_beyond(lim, home, &st, rule) > beyond - STALL_CM ? stalled + 1 : 0;
+        if (stalled >= STALL_TRIES) {
+            snprintf(msg, sizeof msg,
+                     "the return could not be made: flying back gained nothing (a wind "
+                     "stronger than the drone?)");
+            return land_here(d, w, WATCH_LANDED_OUT, why, whylen, msg);
         }
     }
     snprintf(msg, sizeof msg, "the return could not be made in %d tries", RETURN_TRIES);
