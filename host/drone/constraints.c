@@ -593,3 +593,8 @@ double constraints_excursion_cm(const drone *d)
 {
     return constraints_is(d) ? watch_excursion_cm(((const guard *)d->impl)->watch) : 0;
 }
+
+struct watch *constraints_watch(drone *d)
+{
+    return constraints_is(d) ? ((guard *)d->impl)->watch : NULL;
+}

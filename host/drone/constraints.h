@@ -91,6 +91,9 @@ bool constraints_take_pending(drone *guard, char *reason, size_t len, drone_pose
  * motion is refused from then on; the mission must end. */
 bool constraints_watch_ended(const drone *guard, char *why, size_t len);
 
+/* The guard's watch (drone/watch.h), or NULL when D is no guard. */
+struct watch *constraints_watch(drone *guard);
+
 /* How far the measured pose went beyond the geofence or the altitude band
  * (SPEC §2 excursion_cm), cm. */
 double constraints_excursion_cm(const drone *guard);

@@ -171,3 +171,11 @@ unsigned long watch_latest(watch *w, drone_state *st)
     pthread_mutex_unlock(&w->lock);
     return seq;
 }
+
+bool watch_paused(watch *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool paused = w->paused;
+    pthread_mutex_unlock(&w->lock);
+    return paused;
+}

@@ -75,6 +75,9 @@ bool watch_take(watch *w, watch_trip *out);
  * judged but do not trip the rule being handled: see the top). */
 void watch_pause(watch *w, bool paused);
 
+/* True while paused (watch_pause). */
+bool watch_paused(watch *w);
+
 /* The latest measured state into ST, and how many came so far (0: none
  * yet, ST untouched). */
 unsigned long watch_latest(watch *w, drone_state *st);
