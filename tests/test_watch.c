@@ -308,7 +308,7 @@ static void test_between_calls(void)
     struct timespec ts = {0, 150 * 1000000L};
     nanosleep(&ts, NULL);
     /* 150 ms real at 100x: 15 s simulated, 675 cm of wind. */
-    CHECK(constraints_watch_tick(r.g, 100) == 1, "the tick did not act");
+    CHECK(constraints_watch_tick(r.g, 100, NULL, NULL) == 1, "the tick did not act");
     drone_state st = state_of(r.g);
     CHECK(st.flying && from_home(&r, &st) <= 280 + 1e-6, "back inside: %g", from_home(&r, &st));
     char err[700] = "";
@@ -322,7 +322,7 @@ static void test_between_calls(void)
     rig_open(&q, must_parse(EDGE_SCENE(0, 90, 0)), 0, 1);
     drone_state before = state_of(q.g);
     nanosleep(&ts, NULL);
-    constraints_watch_tick(q.g, 0);
+    constraints_watch_tick(q.g, 0, NULL, NULL);
     drone_state after = state_of(q.g);
     CHECK(before.pose.x == after.pose.x && before.battery == after.battery);
     q.g->ops->destroy(q.g);

@@ -107,14 +107,15 @@ static guard *enter(drone *d)
 }
 
 /* Hover, land and emergency run also from the watchdog's thread while the
- * flying thread may be stuck inside a call: they wait for the lock a few
- * seconds, then go ahead without it (*HELD says whether they hold it). */
+ * flying thread may be stuck inside a call: they wait for the lock a second
+ * (within the watchdog's 2 s after a signal), then go ahead without it
+ * (*HELD says whether they hold it). */
 static guard *enter_urgent(drone *d, bool *held)
 {
     guard *g = d->impl;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 3;
+    ts.tv_sec += 1;
     *held = pthread_mutex_timedlock(&g->lock, &ts) == 0;
     return enter_locked(d);
 }
@@ -511,15 +512,16 @@ drone *constraints_inner(drone *d)
 
 /* ---- the watch between calls -------------------------------------------- */
 
-int constraints_watch_tick(drone *d, double hover_scale)
+int constraints_watch_tick(drone *d, double hover_scale, bool (*abort)(void *ud), void *abort_ud)
 {
     if (!constraints_is(d)) return 0;
     guard *g = d->impl;
     /* A call under way drives the drone and is watched by its driver. */
     if (pthread_mutex_trylock(&g->lock) != 0) return 0;
-    /* No caller's abort between calls (its sandbox may be gone): only a
-     * trip stops the hover. */
-    g->outer_abort = NULL;
+    /* Not the last caller's abort (its sandbox may be gone): the tick's
+     * own (the mission's cancel) and a trip stop the hover and a return. */
+    g->outer_abort = abort;
+    g->outer_abort_ud = abort_ud;
     g->inner->abort = guard_abort;
     g->inner->abort_ud = g;
     double now = clock_now_ms(), idle = now - g->idle_since_ms;

@@ -73,9 +73,11 @@ drone *constraints_inner(drone *guard);
  * call drives the drone, a simulator hovers for the real time since the
  * last call or tick times HOVER_SCALE (0: none), then a trip of the watch
  * is handled as within a call; its report waits for the next motion, which
- * is refused with it, or for constraints_take_pending. Returns 1 when it
+ * is refused with it, or for constraints_take_pending. ABORT (may be NULL)
+ * stops the hover and a return as a caller's abort does. Returns 1 when it
  * handled a trip, 0 otherwise (also when a call holds the drone). */
-int constraints_watch_tick(drone *guard, double hover_scale);
+int constraints_watch_tick(drone *guard, double hover_scale, bool (*abort)(void *ud),
+                           void *abort_ud);
 
 /* True if the guard's last refused motion was refused by the watch (a
  * monitor violation), with the measured pose of the trip in *POSE (may be

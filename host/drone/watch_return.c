@@ -112,6 +112,9 @@ static watch_end land_here(drone *d, watch *w, watch_end ok, char *why, size_t w
     drone_state st;
     bool known = state_now(d, &st) == 0;
     char err[256];
+    /* A landing must end, also after a cancel (the guard sets the abort
+     * callback again at its next call). */
+    d->abort = NULL;
     if (d->ops->land(d, err, sizeof err) != 0) {
         errmsg_set(why, whylen, "%s; landing failed: %s: the drone may still be flying", before,
                    err);

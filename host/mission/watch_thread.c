@@ -18,13 +18,20 @@ struct mission_watch {
     bool stopping;
 };
 
+/* A return flown from this thread gives up on a cancel (then lands). */
+static bool cancelled(void *ud)
+{
+    const mission_world *w = ud;
+    return w->cancel && atomic_load(w->cancel);
+}
+
 static void *watch_main(void *arg)
 {
     mission_watch *mw = arg;
     pthread_mutex_lock(&mw->lock);
     while (!mw->stopping) {
         pthread_mutex_unlock(&mw->lock);
-        constraints_watch_tick(mw->world->drone, mw->hover_scale);
+        constraints_watch_tick(mw->world->drone, mw->hover_scale, cancelled, mw->world);
         pthread_mutex_lock(&mw->lock);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
