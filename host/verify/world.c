@@ -4,6 +4,8 @@
  */
 #include "verify/world.h"
 
+#include "drone/heading.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
@@ -59,7 +61,7 @@ static void sample_wind(const scene *base, uint64_t seed, int i, scene *out, cJS
     double speed = round(w->speed * (1 + (verify_world_rng_unit(&r) * 2 - 1) * WORLD_WIND_SPREAD));
     double turn = round((verify_world_rng_unit(&r) * 2 - 1) * WORLD_WIND_TURN);
     out->wind.speed = speed;
-    out->wind.heading = fmod(w->heading + turn + 360, 360) + 0.0;
+    out->wind.heading = heading_wrap(w->heading + turn) + 0.0;
     add_change(changes, "%swind %.0f cm/s toward %.0f", "", out->wind.speed, out->wind.heading);
 }
 
