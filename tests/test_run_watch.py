@@ -111,6 +111,13 @@ with tempfile.TemporaryDirectory() as tmp:
     other = json.loads(run(base[:-4] + ["--seed", "10", "--db", db]).stdout)
     check(other["violations"] != doc["violations"], "another seed, other gusts")
 
+    # one excursion_cm in every document, also one from a mission that never
+    # started
+    check(r.stdout.count('"excursion_cm"') == 1, "one excursion_cm: %s" % r.stdout[-300:])
+    r = run(["--scene", os.path.join(tmp, "missing.json"), "--plan", plan, "--json"])
+    check(r.returncode == 1 and r.stdout.count('"excursion_cm":0') == 1,
+          "a mission that never started: %s" % r.stdout)
+
     # no wind: nothing watched happens
     calm = scene(tmp, "calm", {"speed": 0})
     r = run(["--scene", calm, "--plan", plan, "--json", "--db", db])

@@ -530,7 +530,8 @@ int constraints_watch_tick(drone *d, double hover_scale, bool (*abort)(void *ud)
     bool flying = g->inner->ops->get_state(g->inner, &st) == 0 && st.flying;
     /* The simulator hovers through the time that passed (scaled): the wind
      * carries it while nothing else runs, the LLM's wait included. */
-    int ms = idle >= WATCH_IDLE_GRACE_MS ? (int)(idle * hover_scale) : 0;
+    /* At most an hour at once: a huge time scale must not overflow. */
+    int ms = idle >= WATCH_IDLE_GRACE_MS ? (int)fmin(idle * hover_scale, 3600000) : 0;
     if (flying && !g->ended && ms > 0 && g->inner->ops->pass_time)
         g->inner->ops->pass_time(g->inner, ms, err, sizeof err);
     int acted = 0;
