@@ -63,8 +63,10 @@ static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
 }
 
 /* What this packet measured (lock held), for the watch on the measured
- * state (drone_measured): the height the drone reports, the battery, and the
- * dead-reckoned position (the Tello measures none of its own). */
+ * state (drone_measured): the height and the battery the drone reports. The
+ * position is dead-reckoned from the commands (the Tello measures none of
+ * its own), which the constraint check judged already: it is not marked
+ * known, so the watch does not judge it. */
 static drone_state measured(const tello *t, const tello_sdk_state *s)
 {
     drone_state st;
@@ -72,7 +74,7 @@ static drone_state measured(const tello *t, const tello_sdk_state *s)
     st.pose = (drone_pose){t->cfg.start.x + t->x, t->cfg.start.y + t->y,
                            (s->fields & TELLO_F_H) ? s->h : t->z, t->yaw};
     st.battery = t->battery;
-    st.known = (t->yaw_bad ? 0 : DRONE_KNOWN_POSITION) | (t->h_bad ? 0 : DRONE_KNOWN_HEIGHT) |
+    st.known = (t->h_bad ? 0 : DRONE_KNOWN_HEIGHT) |
                (t->bat_bad || t->battery < 0 ? 0 : DRONE_KNOWN_BATTERY);
     st.flying = t->flying;
     return st;
