@@ -66,9 +66,9 @@ static int fly_seed(uint64_t seed, bool lua)
 static void summary(const char *what, long cases, double secs)
 {
     printf("campaign: %s: %ld cases, %ld flights in %.1f s: %.0f flights/s; %ld ended on a "
-           "budget, %ld plans refused by the checker\n",
-           what, cases, env.runs, secs, env.runs / (secs > 0 ? secs : 1), env.tripped,
-           env.rejected);
+           "budget, %ld plans refused by the checker; %ld in a wind, %ld carried out by it\n",
+           what, cases, env.runs, secs, env.runs / (secs > 0 ? secs : 1), env.tripped, env.rejected,
+           env.windy, env.carried);
 }
 
 static int run_seeds(uint64_t first, long count)
@@ -175,6 +175,12 @@ int main(int argc, char **argv)
     } else if (argc == 1) {
         /* The fixed list: small enough for the ASan build in a few seconds. */
         rc = test_rep_is_charged() | replay_regressions() | run_seeds(1, 150);
+        /* The wind invariant is only tested by worlds that carry the drone
+         * out: the list must hold some. */
+        if (env.carried == 0) {
+            fprintf(stderr, "campaign: no windy world carried the drone out of its limits\n");
+            rc = 1;
+        }
     } else {
         fprintf(stderr, "usage: test_campaign [--seconds S | --seeds FIRST COUNT | --replay FILE"
                         " | --print SEED plan|lua]\n");

@@ -4,9 +4,11 @@ python3-selenium, installed by `scripts/setup.sh --test`): the page lists
 the drones with their camera, a typed task is flown and its plan and log
 appear as they stream, text from the server is shown as text, and Stop ends
 a long mission, clicked while another client holds 200 slow connections and
-asks for 100 event streams. A machine that cannot run Chromium fails this
+asks for 100 event streams; a drone blown out of its geofence shows the
+watch's violation in its log as such. A machine that cannot run Chromium fails this
 test."""
 
+import json
 import os
 import resource
 import sys
@@ -30,6 +32,7 @@ def check(cond, what):
 
 PLAN = "l('hello web');tc(90);mf(50);->True"
 LONG = "l('waiting');d(60000);->True"
+WINDY = "l('waiting in the wind');d(6000);->True"
 
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ)
@@ -37,8 +40,17 @@ with tempfile.TemporaryDirectory() as tmp:
         env.pop(k, None)
     office = os.path.join(SRC, "examples/scenes/office.json")
     spec = os.path.join(SRC, "examples/scenes/spec-example.json")
-    fake = Fake(tmp, [{"content": PLAN}, {"content": LONG}], rate=40)
-    srv = Serve(["--drone", "sim:" + office, "--drone", "sim:" + spec, "--llm-url", fake.url,
+    # drone 1 flies the spec's example scene in a wind, in a 60 cm geofence
+    windy = os.path.join(tmp, "windy.json")
+    with open(spec) as f:
+        doc = json.load(f)
+    doc.setdefault("limits", {})["geofence_radius"] = 60
+    doc["wind"] = {"speed": 45, "heading": 90}
+    with open(windy, "w") as f:
+        json.dump(doc, f)
+    fake = Fake(tmp, [{"content": PLAN}, {"content": LONG}, {"content": WINDY},
+                      {"content": "l('back inside');->True", "times": 3}], rate=40)
+    srv = Serve(["--drone", "sim:" + office, "--drone", "sim:" + windy, "--llm-url", fake.url,
                  "--model", "fake", "--db", os.path.join(tmp, "m.db")], env=env)
     browser = None
     try:
@@ -124,6 +136,20 @@ with tempfile.TemporaryDirectory() as tmp:
               "the log says cancelled: %s" % log_lines(0))
         until("Fly is enabled again", lambda: q(0, "fly").is_enabled())
         check(srv.drones()[0]["busy"] is False, "the drone is free again")
+        # the wind carries drone 1 out of its 60 cm geofence while it waits:
+        # the watch's violation is shown as the watch's, not as a refused skill
+        q(1, "task").send_keys("Wait here.")
+        q(1, "fly").click()
+        until("the watch acts", lambda: any(li.startswith("watch: geofence")
+                                            for li in log_lines(1)))
+        watched = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#drone-1 .log li.watch'),"
+            " li => li.textContent)")
+        check(len(watched) >= 1 and all("measured position" in w for w in watched),
+              "the watch's lines: %s" % watched)
+        check(not any(li.startswith("refused monitor") for li in log_lines(1)),
+              "not shown as a refused skill: %s" % log_lines(1))
+        until("the windy mission ends", lambda: text(1, "status") in ("ok", "failed"))
         errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
         check(not errors, "no errors in the page: %s" % errors)
     finally:

@@ -140,7 +140,10 @@ class DroneCard {
       this.update({pose: d.pose, busy: true});
     });
     on("log", (d) => this.addLog("say", "“" + d.text + "”"));
-    on("violation", (d) => this.addLog("problem", "refused " + d.skill + ": " + d.reason));
+    // The watch on the measured state is nobody's skill: it says what it saw and did.
+    on("violation", (d) => d.skill === "monitor"
+      ? this.addLog("problem watch", "watch: " + d.reason)
+      : this.addLog("problem", "refused " + d.skill + ": " + d.reason));
     on("end", (d) => {
       const what = "mission " + d.status + (d.error ? ": " + d.error : "");
       this.addLog(d.status === "ok" ? "end" : "end problem", what);

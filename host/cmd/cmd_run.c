@@ -720,7 +720,6 @@ static int print_failure(run_args *a, int rc, int64_t id)
     cJSON *doc = runner_report_new(NULL, 0);
     const char *why = cli_last_error();
     runner_report_set(doc, "error", cJSON_CreateString(*why ? why : "the mission did not start"));
-    cJSON_AddNumberToObject(doc, "excursion_cm", 0);
     if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
     a->reported = true;
     cli_print_json(doc);

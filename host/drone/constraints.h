@@ -26,6 +26,15 @@
  * sending it. A step whose end lies outside the geofence or the altitude
  * band (and farther out than its start) is refused the same way, as is a
  * step that needs an unknown part of the state.
+ *
+ * The guard also holds the watch on the measured state (drone/watch.h):
+ * it installs it as the driver's drone.measured, lets a trip stop the
+ * driver's call (the driver's abort callback asks the watch first), and
+ * then holds and brings the drone back (drone/watch_return.h) before the
+ * motion under way returns -1 with the trip's reason (constraints_monitor
+ * then says so). Between calls, constraints_watch_tick does the same from
+ * the mission's watch thread (mission/watch.h). One thread drives the
+ * driver at a time: every call and every tick holds the guard's lock.
  */
 #ifndef ALOFT_DRONE_CONSTRAINTS_H
 #define ALOFT_DRONE_CONSTRAINTS_H
@@ -59,5 +68,36 @@ constraint_stats constraints_get_stats(const drone *guard);
 /* The driver behind the guard (for the simulator's camera; never for
  * motion). */
 drone *constraints_inner(drone *guard);
+
+/* The watch between calls (from another thread than the plan's): when no
+ * call drives the drone, a simulator hovers for the real time since the
+ * last call or tick times HOVER_SCALE (0: none), then a trip of the watch
+ * is handled as within a call; its report waits for the next motion, which
+ * is refused with it, or for constraints_take_pending. ABORT (may be NULL)
+ * stops the hover and a return as a caller's abort does. Returns 1 when it
+ * handled a trip, 0 otherwise (also when a call holds the drone). */
+int constraints_watch_tick(drone *guard, double hover_scale, bool (*abort)(void *ud),
+                           void *abort_ud);
+
+/* True if the guard's last refused motion was refused by the watch (a
+ * monitor violation), with the measured pose of the trip in *POSE (may be
+ * NULL). */
+bool constraints_monitor(const drone *guard, drone_pose *pose);
+
+/* Takes a trip handled between calls and not yet reported: its reason and
+ * measured pose. False when there is none. */
+bool constraints_take_pending(drone *guard, char *reason, size_t len, drone_pose *pose);
+
+/* True once the watch landed the drone because it could not bring it back
+ * (or the battery reached the reserve): WHY says what happened. Every
+ * motion is refused from then on; the mission must end. */
+bool constraints_watch_ended(const drone *guard, char *why, size_t len);
+
+/* The guard's watch (drone/watch.h), or NULL when D is no guard. */
+struct watch *constraints_watch(drone *guard);
+
+/* How far the measured pose went beyond the geofence or the altitude band
+ * (SPEC §2 excursion_cm), cm. */
+double constraints_excursion_cm(const drone *guard);
 
 #endif

@@ -86,6 +86,19 @@ static inline drone_pose drone_pose_after(const drone_pose *from, drone_dir dir,
 typedef int (*drone_step_check)(void *ud, const drone_pose *from, const drone_pose *to,
                                 const char *what, char *err, size_t errlen);
 
+/*
+ * The measured-state entry point of the watch (host/drone/watch.h, SPEC
+ * §10): a driver calls drone_measured with what its drone reports whenever
+ * that changes: the simulator at every tick of simulated time (at least 10
+ * per simulated second), a Tello at every state datagram, a MAVLink vehicle
+ * at every position, height or battery message. It may be called from any
+ * thread (a telemetry thread included), also while a call of the driver
+ * runs; it only judges and never calls the driver back. The watch says
+ * whether the drone must stop now: a driver in a long call gives it up when
+ * its abort callback says so, as it does for a cancel.
+ */
+typedef void (*drone_measured_fn)(void *ud, const drone_state *st);
+
 typedef struct drone_ops {
     const char *name;
     int (*connect)(drone *d, char *err, size_t errlen);
@@ -97,6 +110,10 @@ typedef struct drone_ops {
     int (*emergency)(drone *d); /* motors off: only on explicit request */
     int (*get_state)(drone *d, drone_state *out);
     int (*wait)(drone *d, int ms, char *err, size_t errlen); /* hover for ms */
+    /* Simulators only (NULL for a real drone): MS of simulated time pass at
+     * once, hovering, whatever the time scale: the time that passed in the
+     * real world while nothing drove the drone (the LLM thinking). */
+    int (*pass_time)(drone *d, int ms, char *err, size_t errlen);
     void (*destroy)(drone *d);
 } drone_ops;
 
@@ -110,11 +127,21 @@ struct drone {
      * one): every step the driver sends goes through it first. */
     drone_step_check check_step;
     void *check_step_ud;
+    /* Set by the watch behind the guard (NULL without one): every measured
+     * state goes to it (drone_measured). */
+    drone_measured_fn measured;
+    void *measured_ud;
     /* Set when the mission was cancelled: a call that cannot be abandoned
      * (the landing) sends its command once and waits about half a second
      * for the answer instead of retrying at length, so that Ctrl-C ends the
      * process within 2 s also when the drone has gone silent. */
     bool hurry;
 };
+
+/* Hands the measured state ST to D's watch, if any (see drone_measured_fn). */
+static inline void drone_measured(drone *d, const drone_state *st)
+{
+    if (d->measured) d->measured(d->measured_ud, st);
+}
 
 #endif

@@ -18,6 +18,10 @@
 #define SIM_DRONE_RADIUS 10.0 /* cm kept clear of every box */
 #define SIM_DRAIN_PER_S 0.1   /* battery percent per second of flight */
 #define SIM_POLL_MS 10.0      /* real time between abort polls */
+/* Simulated time between two measured states handed to the watch: 20 per
+ * simulated second, twice SPEC §10's 10, so that a drone at its own speed
+ * with a wind of half of it behind goes at most 7.5 cm between two looks. */
+#define SIM_TICK_MS 50.0
 
 static void sleep_ms(double ms)
 {
@@ -101,31 +105,54 @@ static void step_pose(sim *s, double frac)
     s->state.tof_cm = s->state.baro_cm = p->z;
 }
 
-/* Runs the motion from s->from to s->to, which takes DURATION simulated ms,
- * moving the pose as real time passes (the wind's drift included). Returns 0
- * when finished, -1 when aborted (the motion stays where it got to). */
+/* Moves the motion on to AT simulated ms of its DURATION (AT > *DONE) and
+ * hands the state to the watch; the live view sees every tick in real time
+ * and the end of an instant motion. */
+static void tick(sim *s, double duration, double at, double *done)
+{
+    advance(s, at - *done);
+    step_pose(s, duration > 0 ? at / duration : 1);
+    *done = at;
+    drone_state st = s->state;
+    st.known = DRONE_KNOWN_ALL;
+    drone_measured(&s->drone, &st);
+    if (s->opts.on_pose && (s->opts.time_scale > 0 || at >= duration))
+        s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
+}
+
+/*
+ * Runs the motion from s->from to s->to, which takes DURATION simulated ms,
+ * moving the pose as time passes (the wind's drift included). Time moves in
+ * ticks of SIM_TICK_MS simulated ms counted from the motion's start, at any
+ * time scale: after each tick the measured state goes to the watch
+ * (drone_measured) and the abort callback is asked, so that a watch that
+ * trips stops the motion at the same simulated moment whether the run is
+ * instant or in real time. Returns 0 when finished, -1 when aborted (the
+ * motion stays where it got to).
+ */
 static int animate(sim *s, double duration, char *err, size_t errlen)
 {
     drone *d = &s->drone;
     s->drift_x = s->drift_y = 0;
     if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
-    if (s->opts.time_scale <= 0 || duration <= 0) {
-        advance(s, duration);
-        step_pose(s, 1);
-        if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
+    double done = 0;
+    if (duration <= 0) {
+        tick(s, 0, 0, &done);
         return 0;
     }
-    double real_total = duration / s->opts.time_scale, start = clock_now_ms(), done = 0;
+    double scale = s->opts.time_scale, start = clock_now_ms();
     for (;;) {
-        double elapsed = clock_now_ms() - start;
-        double frac = elapsed >= real_total ? 1 : elapsed / real_total;
-        advance(s, (frac - done) * duration);
-        step_pose(s, frac);
-        done = frac;
-        if (s->opts.on_pose) s->opts.on_pose(s->opts.on_pose_ud, &s->state.pose);
-        if (frac >= 1) return 0;
+        /* Instant: every tick at once; real time: the ticks whose time came. */
+        double due = scale <= 0 ? duration : fmin(duration, (clock_now_ms() - start) * scale);
+        while (done < duration) {
+            double next = fmin(duration, done + SIM_TICK_MS);
+            if (next > due) break;
+            tick(s, duration, next, &done);
+            if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
+        }
+        if (done >= duration) return 0;
         if (aborted(d)) return errmsg_set(err, errlen, "cancelled");
-        sleep_ms(fmin(SIM_POLL_MS, real_total - elapsed));
+        sleep_ms(fmin(SIM_POLL_MS, (fmin(duration, done + SIM_TICK_MS) - due) / scale));
     }
 }
 
@@ -246,6 +273,17 @@ static int sim_wait(drone *d, int ms, char *err, size_t errlen)
     return animate(s, ms, err, errlen);
 }
 
+/* Time that passed already (drone_ops.pass_time): hovered at once. */
+static int sim_pass_time(drone *d, int ms, char *err, size_t errlen)
+{
+    sim *s = d->impl;
+    double scale = s->opts.time_scale;
+    s->opts.time_scale = 0;
+    int rc = sim_wait(d, ms, err, errlen);
+    s->opts.time_scale = scale;
+    return rc;
+}
+
 static int sim_hover(drone *d)
 {
     (void)d;
@@ -286,6 +324,7 @@ static const drone_ops sim_ops = {
     .emergency = sim_emergency,
     .get_state = sim_get_state,
     .wait = sim_wait,
+    .pass_time = sim_pass_time,
     .destroy = sim_destroy,
 };
 

@@ -9,6 +9,7 @@
 #include "drone/tello_internal.h"
 
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 
 /* Folds one state packet, validated (tello_state_validate), into the
@@ -61,6 +62,24 @@ static void telemetry_update(tello *t, const tello_sdk_state *s, double now)
     t->sdk = *s;
 }
 
+/* What this packet measured (lock held), for the watch on the measured
+ * state (drone_measured): the height and the battery the drone reports. The
+ * position is dead-reckoned from the commands (the Tello measures none of
+ * its own), which the constraint check judged already: it is not marked
+ * known, so the watch does not judge it. */
+static drone_state measured(const tello *t, const tello_sdk_state *s)
+{
+    drone_state st;
+    memset(&st, 0, sizeof st);
+    st.pose = (drone_pose){t->cfg.start.x + t->x, t->cfg.start.y + t->y,
+                           (s->fields & TELLO_F_H) ? s->h : t->z, t->yaw};
+    st.battery = t->battery;
+    st.known = (t->h_bad ? 0 : DRONE_KNOWN_HEIGHT) |
+               (t->bat_bad || t->battery < 0 ? 0 : DRONE_KNOWN_BATTERY);
+    st.flying = t->flying;
+    return st;
+}
+
 void *tello_state_main(void *arg)
 {
     tello *t = arg;
@@ -81,7 +100,11 @@ void *tello_state_main(void *arg)
         tello_state_validate(&s);
         pthread_mutex_lock(&t->lock);
         telemetry_update(t, &s, clock_now_ms());
+        drone_state st = measured(t, &s);
         pthread_mutex_unlock(&t->lock);
+        /* Outside the lock: the watch only judges (drone.h), but the
+         * guard's thread may be waiting for this lock meanwhile. */
+        drone_measured(&t->base, &st);
     }
 }
 

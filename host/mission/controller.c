@@ -5,6 +5,7 @@
 #include "mission/controller.h"
 
 #include "clock.h"
+#include "drone/constraints.h"
 #include "textbuf.h"
 
 #include "llm/plan_text.h"
@@ -538,10 +539,20 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
             const cJSON *v = cJSON_GetArrayItem(m->ctx->violations, m->violations0);
             const cJSON *sk = cJSON_GetObjectItemCaseSensitive(v, "skill");
             const cJSON *re = cJSON_GetObjectItemCaseSensitive(v, "reason");
-            snprintf(out.reason, sizeof out.reason, "the constraint check refused %s: %s",
-                     cJSON_IsString(sk) ? sk->valuestring : "a motion",
+            bool watch = cJSON_IsString(sk) && strcmp(sk->valuestring, "monitor") == 0;
+            snprintf(out.reason, sizeof out.reason,
+                     watch ? "the watch on the measured state stopped the plan%s: %s"
+                           : "the constraint check refused %s: %s",
+                     watch                ? ""
+                     : cJSON_IsString(sk) ? sk->valuestring
+                                          : "a motion",
                      cJSON_IsString(re) ? re->valuestring : "");
             out.status = RUNNER_REPLAN;
+        }
+        /* The watch landed the drone (runner_session_end): no new plan. */
+        if (constraints_watch_ended(m->o->run.world->drone, NULL, 0)) {
+            out.status = RUNNER_FAILED;
+            out.sandbox = SANDBOX_OK; /* not a skill's error: no replan */
         }
         snprintf(why, whylen, "%s", out.reason);
         switch (out.status) {

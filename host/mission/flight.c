@@ -8,6 +8,7 @@
 #include "mission/probe.h"
 #include "mission/record.h"
 #include "mission/replay.h"
+#include "mission/watch_thread.h"
 #include "mission/watchdog.h"
 #include "skills/skills.h"
 #include "vision/pipeline.h"
@@ -483,12 +484,18 @@ static int fly_in_world(flight *fl, flight_outcome *out)
     fl->world.cancel = c->cancel;
     if (opened) return abandon(fl, out, err);
     EACH_SINK(fl, world, &fl->world);
+    /* The watch on the measured state between calls (SPEC §10), from the
+     * takeoff to the landing. */
+    double hover = mission_watch_hover_scale(&fl->world, c->sim.time_scale);
+    mission_watch *mw = mission_watch_start(&fl->world, hover, err, sizeof err);
+    if (!mw) return abandon(fl, out, err);
     if (c->plan) {
         out->report = fly_plan(fl, &out->run, &out->llm_calls);
         if (!out->report) errmsg_set(err, sizeof err, "out of memory");
     } else {
         out->report = fly_task(fl, &out->run, err, sizeof err);
     }
+    mission_watch_stop(mw);
     if (!out->report) return abandon(fl, out, err);
     cJSON *frames = mission_world_frames_json(&fl->world);
     if (frames) cJSON_AddItemToObject(out->report, "frames", frames);

@@ -198,6 +198,7 @@ cJSON *runner_report_new(const char *plan, size_t len)
     cJSON_AddNumberToObject(doc, "llm_calls", 0);
     cJSON_AddNumberToObject(doc, "plan_ms", 0);
     cJSON_AddNullToObject(doc, "first_action_ms");
+    cJSON_AddNumberToObject(doc, "excursion_cm", 0);
     cJSON_AddNumberToObject(doc, "exec_ms", 0);
     cJSON_AddNumberToObject(doc, "total_ms", 0);
     cJSON *tok = cJSON_AddObjectToObject(doc, "tokens");
@@ -366,7 +367,14 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
         s->result = lua_to_json(L, -1);
         lua_pop(L, 1);
     }
-    s->o->world->drone->ops->hover(s->o->world->drone);
+    drone *d = s->o->world->drone;
+    d->ops->hover(d);
+    /* A trip the watch handled between calls (mission/watch.h) that no
+     * motion of the plan was refused with: recorded now. */
+    char monitor[700];
+    drone_pose at;
+    bool tripped = constraints_take_pending(d, monitor, sizeof monitor, &at);
+    if (tripped) skills_monitor_violation(&s->ctx, monitor, &at);
     memset(out, 0, sizeof *out);
     out->sandbox = st;
     out->status = st == SANDBOX_OK          ? RUNNER_OK
@@ -383,6 +391,17 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
         snprintf(out->reason, sizeof out->reason, "%s",
                  err && err[0] ? err : sandbox_status_name(st));
     }
+    /* The watch landed the drone: nothing more can fly. A trip handled
+     * after the plan's last motion: a new plan must know. */
+    char ended[700];
+    if (st != SANDBOX_CANCELLED && constraints_watch_ended(d, ended, sizeof ended)) {
+        snprintf(out->reason, sizeof out->reason, "%s", ended);
+        out->status = RUNNER_FAILED;
+    } else if (out->status == RUNNER_OK && tripped) {
+        snprintf(out->reason, sizeof out->reason, "the watch on the measured state acted: %s",
+                 monitor);
+        out->status = RUNNER_REPLAN;
+    }
     out->violations = cJSON_GetArraySize(s->ctx.violations);
 }
 
@@ -397,6 +416,9 @@ void runner_session_close(runner_session *s, cJSON *doc, bool ok)
     }
     runner_report_set(doc, "logs", runner_output_lines(s->sb));
     runner_report_pose(doc, s->o->world);
+    /* One decimal: what the watch measured, not noise in the last digits. */
+    double ex = constraints_excursion_cm(s->o->world->drone);
+    runner_report_set(doc, "excursion_cm", cJSON_CreateNumber(round(ex * 10) / 10));
     runner_report_set(doc, "calls", ctx->calls ? ctx->calls : cJSON_CreateArray());
     runner_report_set(doc, "violations", ctx->violations ? ctx->violations : cJSON_CreateArray());
     ctx->calls = ctx->violations = NULL;

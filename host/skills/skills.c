@@ -5,6 +5,7 @@
 #include "skills/skills.h"
 
 #include "clock.h"
+#include "drone/heading.h"
 #include "embedded.h"
 
 #include <lauxlib.h>
@@ -138,6 +139,36 @@ void skills_violation(skill_ctx *ctx, const char *skill_name, const char *reason
     if (s && ctx->on_event) {
         skill_event ev = {SKILL_EVENT_VIOLATION,       s, ctx->depth, NULL, NULL,
                           clock_now_ms() - ctx->t0_ms, 0, reason};
+        ctx->on_event(ctx->event_ud, &ev);
+    }
+}
+
+/* The watch's violations are nobody's skill: events name this one. */
+static const skill monitor_skill = {.name = "monitor", .description = "the measured-state watch"};
+
+void skills_monitor_violation(skill_ctx *ctx, const char *reason, const drone_pose *pose)
+{
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "skill", "monitor");
+    cJSON_AddStringToObject(v, "reason", reason);
+    cJSON *p = cJSON_AddObjectToObject(v, "pose");
+    cJSON_AddNumberToObject(p, "x", round(pose->x));
+    cJSON_AddNumberToObject(p, "y", round(pose->y));
+    cJSON_AddNumberToObject(p, "z", round(pose->z));
+    cJSON_AddNumberToObject(p, "yaw", round(heading_wrap(pose->yaw)));
+    if (ctx->violations)
+        cJSON_AddItemToArray(ctx->violations, v);
+    else
+        cJSON_Delete(v);
+    if (ctx->on_event) {
+        skill_event ev = {SKILL_EVENT_VIOLATION,
+                          &monitor_skill,
+                          ctx->depth,
+                          NULL,
+                          NULL,
+                          clock_now_ms() - ctx->t0_ms,
+                          0,
+                          reason};
         ctx->on_event(ctx->event_ud, &ev);
     }
 }

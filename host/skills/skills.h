@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
+#include "drone/drone.h"
 #include "vision/objects.h"
 
 struct drone;
@@ -101,5 +102,10 @@ skill_ctx *skills_ctx(lua_State *L);
 
 /* Records a constraint violation (also sent as an event). */
 void skills_violation(skill_ctx *ctx, const char *skill, const char *reason);
+
+/* Records a violation found by the measured-state watch (SPEC §2: skill
+ * "monitor", its reason and the measured POSE), also sent as an event whose
+ * skill is named "monitor". */
+void skills_monitor_violation(skill_ctx *ctx, const char *reason, const drone_pose *pose);
 
 #endif

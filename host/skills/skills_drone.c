@@ -7,6 +7,7 @@
 #include "skills/builtin.h"
 
 #include "clock.h"
+#include "drone/constraints.h"
 #include "drone/drone.h"
 
 #include <lauxlib.h>
@@ -41,7 +42,11 @@ static int motion_result(skill_ctx *ctx, lua_State *L, const char *name, int rc,
         sandbox_check(L);
         return luaL_error(L, "%s: %s", name, err);
     }
-    skills_violation(ctx, name, err);
+    drone_pose at;
+    if (constraints_monitor(ctx->drone, &at))
+        skills_monitor_violation(ctx, err, &at);
+    else
+        skills_violation(ctx, name, err);
     lua_pushboolean(L, 0);
     return 1;
 }
@@ -50,7 +55,7 @@ static int move(skill_ctx *ctx, lua_State *L, const char *name, drone_dir dir)
 {
     drone *d = need_drone(ctx, L, name);
     lua_Integer cm = luaL_checkinteger(L, 1);
-    char err[256] = "";
+    char err[700] = "";
     if (cm < 0 || cm > 100000) {
         skills_violation(ctx, name, "distance must be between 0 and 100000 cm");
         lua_pushboolean(L, 0);
@@ -64,7 +69,7 @@ static int turn(skill_ctx *ctx, lua_State *L, const char *name, int sign)
 {
     drone *d = need_drone(ctx, L, name);
     lua_Integer deg = luaL_checkinteger(L, 1);
-    char err[256] = "";
+    char err[700] = "";
     if (deg < -3600 || deg > 3600) {
         skills_violation(ctx, name, "turns are limited to 3600 degrees");
         lua_pushboolean(L, 0);
@@ -139,7 +144,7 @@ int skill_delay(skill_ctx *ctx, lua_State *L)
         return 1;
     }
     drone *d = need_drone(ctx, L, "delay");
-    char err[256] = "";
+    char err[700] = "";
     int rc = d->ops->wait(d, (int)ms, err, sizeof err);
     return motion_result(ctx, L, "delay", rc, err);
 }

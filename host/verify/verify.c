@@ -36,6 +36,7 @@ const char *verify_kind_name(verify_kind k)
     case VERIFY_BUDGET: return "budget";
     case VERIFY_ERROR: return "error";
     case VERIFY_CANCELLED: return "cancelled";
+    case VERIFY_WATCH: return "watch";
     }
     return "?";
 }
@@ -50,6 +51,7 @@ typedef struct world_run {
     cJSON *branch, *calls, *violations;
     int nbranch, ncalls, more_branch, more_calls;
     int nviolations;      /* all of them; the first few are kept as text */
+    char watch[700];      /* the first monitor violation's reason, or "" */
     double z_before;      /* altitude before the last low-level call */
     int clamped, refused; /* guard counters seen so far */
 } world_run;
@@ -131,6 +133,10 @@ static void on_skill_event(void *ud, const skill_event *ev)
 {
     world_run *r = ud;
     bool low = ev->skill->level != SKILL_HIGH;
+    if (ev->kind == SKILL_EVENT_VIOLATION && strcmp(ev->skill->name, "monitor") == 0) {
+        if (!r->watch[0]) snprintf(r->watch, sizeof r->watch, "%s", ev->reason ? ev->reason : "");
+        return;
+    }
     if (ev->kind == SKILL_EVENT_VIOLATION) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s: %s", ev->skill->name, ev->reason ? ev->reason : "refused");
@@ -297,6 +303,11 @@ static verify_kind judge(world_run *r, const runner_outcome *out, cJSON *e)
         return VERIFY_CANCELLED;
     }
     bool failed = out->status == RUNNER_FAILED;
+    /* The wind carried the drone out, whatever else went wrong after. */
+    if (r->watch[0]) {
+        set_reason(e, "%s%s", "the watch on the measured state acted: ", r->watch);
+        return VERIFY_WATCH;
+    }
     if (nv > 0) {
         if (failed)
             set_reason(e, "%s; then: %s", first, out->reason);
@@ -370,6 +381,10 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
         runner_outcome out;
         runner_session_end(s, st, msg, &out);
         k = judge(&r, &out, e);
+        if (k == VERIFY_WATCH) {
+            double ex = constraints_excursion_cm(r.w.drone);
+            cJSON_AddNumberToObject(e, "excursion_cm", round(ex * 10) / 10);
+        }
         cJSON *doc = runner_report_new(NULL, 0);
         runner_session_close(s, doc, out.status == RUNNER_OK);
         cJSON_Delete(doc);

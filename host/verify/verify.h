@@ -22,6 +22,14 @@
  * A world where the plan asks to replan (rp) passes: the mission would ask
  * for a new plan, nothing unsafe flew.
  *
+ * Wind (a scene with "wind"): world i > 0 blows within 20 % of the scene's
+ * speed and 20 degrees of its heading (a change, "wind 38 cm/s toward 95"),
+ * and every world draws its own gusts from its simulator seed. A world in
+ * which the watch on the measured state had to act (the wind carried the
+ * drone out of the geofence; drone/watch.h) fails as "watch", its reason
+ * the watch's (returned inside, or landed) and its "excursion_cm", with the
+ * branch taken as for any failing world.
+ *
  * For each failing world the report has the branch taken: every statement
  * that ran, in order, as "LINE:COL text", a condition followed by
  * "-> True" or "-> False"; a loop's iterations after the first run as one
@@ -52,9 +60,10 @@ typedef enum verify_kind {
     VERIFY_BUDGET,    /* instructions, memory or time ran out */
     VERIFY_ERROR,     /* a Lua or skill error */
     VERIFY_CANCELLED, /* sandbox_cancel: verification stopped */
+    VERIFY_WATCH,     /* the watch on the measured state acted (wind) */
 } verify_kind;
 
-/* "ok", "violation", "budget", "error" or "cancelled". */
+/* "ok", "violation", "budget", "error", "cancelled" or "watch". */
 const char *verify_kind_name(verify_kind k);
 
 typedef struct verify_opts {

@@ -4,6 +4,8 @@
  */
 #include "verify/world.h"
 
+#include "drone/heading.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
@@ -11,10 +13,12 @@
 #include <string.h>
 
 /* How far a world may stray from its scene. */
-#define WORLD_DROP_P 0.2     /* each object missing */
-#define WORLD_JITTER_CM 30.0 /* each object moved up to this far along x and y */
-#define WORLD_MAX_MISS 0.3   /* detection miss rate, drawn up to this */
-#define WORLD_MAX_NOISE 3.0  /* detection position noise (cm), drawn up to this */
+#define WORLD_DROP_P 0.2      /* each object missing */
+#define WORLD_JITTER_CM 30.0  /* each object moved up to this far along x and y */
+#define WORLD_MAX_MISS 0.3    /* detection miss rate, drawn up to this */
+#define WORLD_MAX_NOISE 3.0   /* detection position noise (cm), drawn up to this */
+#define WORLD_WIND_SPREAD 0.2 /* the wind's speed, up to this fraction either way */
+#define WORLD_WIND_TURN 20.0  /* its heading, up to this many degrees either way */
 
 void verify_world_rng_seed(verify_world_rng *r, uint64_t seed, int i, int stream)
 {
@@ -41,6 +45,24 @@ static void add_change(cJSON *changes, const char *fmt, const char *name, double
     char text[160];
     snprintf(text, sizeof text, fmt, name, a, b);
     if (changes) cJSON_AddItemToArray(changes, cJSON_CreateString(text));
+}
+
+/* A windy scene's wind varies from world to world (its own stream of
+ * draws, so that the other draws stay as they were): the speed within
+ * WORLD_WIND_SPREAD of the scene's, the heading within WORLD_WIND_TURN
+ * degrees; the gusts themselves are drawn by the simulator from the
+ * world's seed. */
+static void sample_wind(const scene *base, uint64_t seed, int i, scene *out, cJSON *changes)
+{
+    const scene_wind *w = &base->wind;
+    if (w->speed <= 0 && w->gust <= 0) return;
+    verify_world_rng r;
+    verify_world_rng_seed(&r, seed, i, 2);
+    double speed = round(w->speed * (1 + (verify_world_rng_unit(&r) * 2 - 1) * WORLD_WIND_SPREAD));
+    double turn = round((verify_world_rng_unit(&r) * 2 - 1) * WORLD_WIND_TURN);
+    out->wind.speed = speed;
+    out->wind.heading = heading_wrap(w->heading + turn) + 0.0;
+    add_change(changes, "%swind %.0f cm/s toward %.0f", "", out->wind.speed, out->wind.heading);
 }
 
 void verify_world_sample(const scene *base, uint64_t seed, int i, scene *out, uint64_t *sim_seed,
@@ -80,6 +102,7 @@ void verify_world_sample(const scene *base, uint64_t seed, int i, scene *out, ui
         add_change(changes, "%smiss rate %.2f", "", out->noise_miss_rate, 0);
     }
     if (noise > out->noise_position_cm) out->noise_position_cm = round(noise * 10) / 10;
+    sample_wind(base, seed, i, out, changes);
 }
 
 /* True if the lower-case question Q starts with one of WORDS. */

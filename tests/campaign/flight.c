@@ -4,6 +4,7 @@
 #include "flight.h"
 
 #include "drone/constraints.h"
+#include "drone/watch.h"
 #include "drone/scene.h"
 #include "drone/sim.h"
 #include "minispec/minispec.h"
@@ -98,9 +99,12 @@ typedef struct flight {
     drone *sim, *guard;
     sandbox *sb;
     skill_ctx ctx;
-    camp_text trace;    /* every skill event, for the stream invariant */
-    char broken[1024];  /* the first broken invariant */
-    drone_pose last;    /* the previous true pose sample */
+    camp_text trace;            /* every skill event, for the stream invariant */
+    char broken[1024];          /* the first broken invariant */
+    drone_pose last;            /* the previous true pose sample */
+    double slack;               /* how far out the wind may carry it (CAMP_WIND_SLACK_CM or 0) */
+    drone_measured_fn watch_fn; /* the guard's watch, which on_measured hands on to */
+    void *watch_ud;
     uint64_t probes;    /* probe answers given */
     int passed_at_trip; /* guard's passed motions when the trip was seen, or -1 */
 } flight;
@@ -120,8 +124,9 @@ static bool inside(const flight *f, const drone_pose *p)
 {
     const scene_limits *l = &f->sc.limits;
     double dx = p->x - f->sc.start.x, dy = p->y - f->sc.start.y;
-    return hypot(dx, dy) <= l->geofence_radius + FENCE_EPS && p->z >= l->min_z - FENCE_EPS &&
-           p->z <= l->max_z + FENCE_EPS;
+    double out = FENCE_EPS + f->slack;
+    return hypot(dx, dy) <= l->geofence_radius + out && p->z >= l->min_z - out &&
+           p->z <= l->max_z + out;
 }
 
 /* A true pose: inside, and so is the straight line from the previous one
@@ -152,10 +157,28 @@ static void note_trip(flight *f)
         f->passed_at_trip = constraints_get_stats(f->guard).passed;
 }
 
-static void on_pose(void *ud, const drone_pose *pose)
+/* Every state the simulator measures, on its way to the guard's watch. A
+ * landing the watch makes (paused) and a landed drone are not judged. */
+static void on_measured(void *ud, const drone_state *st)
 {
     flight *f = ud;
-    sample(f, pose, "while moving");
+    if (st->flying && !watch_paused(constraints_watch(f->guard)))
+        sample(f, &st->pose, "while moving");
+    else
+        f->last = st->pose;
+    if (f->watch_fn) f->watch_fn(f->watch_ud, st);
+}
+
+/* A sample of the true state after a call or at the end: a drone the watch
+ * landed is not judged. */
+static void sample_state(flight *f, const char *when)
+{
+    drone_state st;
+    f->sim->ops->get_state(f->sim, &st);
+    if (st.flying)
+        sample(f, &st.pose, when);
+    else
+        f->last = st.pose;
 }
 
 /* take_picture's directories have random names: "aloft-pictures-" and
@@ -196,11 +219,9 @@ static void on_event(void *ud, const skill_event *ev)
     trace_json(f, ev->kind == SKILL_EVENT_RETURN ? ev->ret : ev->args);
     camp_text_add(&f->trace, "\n");
     if (ev->kind == SKILL_EVENT_RETURN) {
-        drone_state st;
-        f->sim->ops->get_state(f->sim, &st);
         char when[96];
         snprintf(when, sizeof when, "after %s", ev->skill->name);
-        sample(f, &st.pose, when);
+        sample_state(f, when);
     }
 }
 
@@ -250,9 +271,7 @@ static int flight_open(flight *f, const camp_env *env, const camp_case *c, char 
     sim_options so = {.time_scale = c->time_scale,
                       .seed = c->seed,
                       .picture_dir = env->pictures,
-                      .max_pictures = 1,
-                      .on_pose = on_pose,
-                      .on_pose_ud = f};
+                      .max_pictures = 1};
     f->sim = sim_open(&f->sc, &so, err, errlen);
     if (!f->sim) return -1;
     f->guard = constraints_wrap(f->sim, &f->sc.limits, &f->sc.start, err, errlen);
@@ -260,6 +279,11 @@ static int flight_open(flight *f, const camp_env *env, const camp_case *c, char 
         f->sim->ops->destroy(f->sim);
         return -1;
     }
+    f->slack = f->sc.wind.speed > 0 || f->sc.wind.gust > 0 ? CAMP_WIND_SLACK_CM : 0;
+    f->watch_fn = f->sim->measured;
+    f->watch_ud = f->sim->measured_ud;
+    f->sim->measured = on_measured;
+    f->sim->measured_ud = f;
     if (f->guard->ops->connect(f->guard, err, errlen) ||
         f->guard->ops->takeoff(f->guard, err, errlen))
         return -1;
@@ -399,9 +423,7 @@ static void check_end(flight *f, sandbox_status st, double wall_ms)
     if (f->passed_at_trip >= 0 && passed != f->passed_at_trip)
         breaks(f, "tripped: %d motions reached the drone after the %s limit tripped",
                passed - f->passed_at_trip, sandbox_status_name(sandbox_poison(f->sb)));
-    drone_state ds;
-    f->sim->ops->get_state(f->sim, &ds);
-    sample(f, &ds.pose, "at the end");
+    sample_state(f, "at the end");
 }
 
 /* Flies C once (streamed or whole); fills E and TRACE (taken). Returns 1
@@ -425,6 +447,8 @@ static int fly(camp_env *env, const camp_case *c, const char *lua, bool streamed
         e->st = run_whole(&f, lua, strlen(lua), "=plan", e);
     e->replan = f.ctx.replan;
     if (is_limit(e->st)) env->tripped++;
+    if (f.slack > 0) env->windy++;
+    if (f.slack > 0 && constraints_excursion_cm(f.guard) > 0) env->carried++;
     check_end(&f, e->st, now_ms() - t0);
     int rc = 0;
     if (f.broken[0]) {

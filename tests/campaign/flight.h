@@ -6,8 +6,13 @@
  *
  *   fence    the simulator's TRUE pose (not what skills report) stays inside
  *            the geofence and the altitude band: after every skill call, at
- *            every pose the simulator reports while it moves, and along the
- *            straight line between two such samples;
+ *            every state the simulator measures (every 50 simulated ms), and
+ *            along the straight line between two such samples; in a windy
+ *            world (wind below half the drone's speed) never more than
+ *            CAMP_WIND_SLACK_CM beyond them (SPEC §10: the wind carries the
+ *            drone out, the watch on the measured state brings it back); a
+ *            drone the watch landed (battery below the reserve, a return it
+ *            could not make) is not judged while it lands and once down;
  *   budget   the run ends within its instruction budget (charged in steps of
  *            SANDBOX_HOOK_STEP) and its wall-clock limit + 1 s;
  *   tripped  once a limit tripped (the sandbox is poisoned), no skill is
@@ -22,9 +27,6 @@
  * Crashes, leaks and undefined behaviour are the sanitizers' part (the ASan
  * build of the test, and the libFuzzer harnesses).
  *
- * Wind is left out of the scenes: without the flight lifecycle's position
- * watch (outside this harness) a wind may legitimately carry the drone out.
- *
  * The harness uses nothing of the mission layer (host/mission): it builds
  * its world from the simulator, the guard, the sandbox, the skills and the
  * MiniSpec compiler and stream executor, so the flight lifecycle can change
@@ -38,6 +40,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* How far beyond the fence or the band a windy world may carry the drone
+ * (SPEC §10). */
+#define CAMP_WIND_SLACK_CM 50.0
 
 /* One case: everything a run depends on, so that it replays exactly. */
 typedef struct camp_case {
@@ -57,6 +63,8 @@ typedef struct camp_env {
     long runs;         /* flights so far (a run of a plan is two: whole, streamed) */
     long rejected;     /* generated plans the checker refused (bugs: see accept) */
     long tripped;      /* runs that ended on a budget */
+    long windy;        /* runs in a windy world */
+    long carried;      /* of which the wind carried the drone out (the watch acted) */
 } camp_env;
 
 /* Sets up ENV (registry, scratch directory). 0, or -1 with a message. */

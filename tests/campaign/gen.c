@@ -710,6 +710,11 @@ void camp_gen_scene(camp_rng *r, camp_text *out)
     camp_text_printf(out, " \"noise\": {\"position_cm\": %.1f, \"miss_rate\": %.2f},\n",
                      camp_chance(r, 50) ? 0 : uniform(r, 0, 40),
                      camp_chance(r, 50) ? 0 : uniform(r, 0, 1));
+    /* A windy world now and then: below half the drone's 100 cm/s even
+     * with three standard deviations of gust on top (SPEC §10's bound). */
+    if (camp_chance(r, 30))
+        camp_text_printf(out, " \"wind\": {\"speed\": %.1f, \"heading\": %.1f, \"gust\": %.1f},\n",
+                         uniform(r, 0, 35), uniform(r, 0, 360), uniform(r, 0, 4));
     camp_text_add(out, " \"objects\": [");
     int n = (int)camp_pick(r, 9);
     for (int i = 0; i < n; i++) {

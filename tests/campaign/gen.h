@@ -61,7 +61,8 @@ void camp_gen_plan(camp_rng *r, const skill_registry *reg, int max_loop, camp_te
 void camp_gen_lua(camp_rng *r, const skill_registry *reg, camp_text *out);
 
 /* A random scene (SPEC §3 JSON): the start inside the altitude band, a
- * fence, objects, noise and misses; no wind (see flight.h). */
+ * fence, objects, noise and misses, and in some a wind below half the
+ * drone's speed (see flight.h). */
 void camp_gen_scene(camp_rng *r, camp_text *out);
 
 #endif

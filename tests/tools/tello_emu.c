@@ -9,7 +9,7 @@
  *             [--max-runtime-s N] [--ignore WORD]... [--state-field KEY=VALUE]...
  *             [--state-bad-every N] [--video-port P [--video-clip FILE]
  *             [--video-start-ms N] [--video-dark-ms N] [--loss-video PCT]
- *             [--video-garbage]]
+ *             [--video-garbage]] [--height-offset CM]
  *
  * Listens for commands on 127.0.0.1:--port (0 = any free port) and prints
  * "port N" on stdout once ready. After `command` it sends the state string
@@ -37,7 +37,9 @@
  * value in the state string (yaw=nan, h=1e308, bat=-2147483649), in every
  * packet or, with --state-bad-every N, in every Nth one. Whatever it sends,
  * the emulator keeps its TRUE pose from the commands it accepted, and logs
- * it after every motion.
+ * it after every motion. --height-offset CM adds CM to the height (h, tof)
+ * it reports while flying: a drone whose height sensor reads high, which
+ * the watch on the measured state must bring down.
  *
  * --video-port P gives it a camera: after `streamon`, H.264 to that port as
  * a Tello sends it (tello_video.h says how, and the camera's faults).
@@ -86,6 +88,7 @@ typedef struct emu {
     /* options */
     int port, state_port, battery;
     double speed, turn_rate, turn_error;
+    double height_offset; /* cm added to the reported height while flying */
     double loss_in, loss_out, loss_state;
     int delay_ms, autoland_ms;
     bool sdk3, silent;
@@ -464,6 +467,7 @@ static int replace_field(char *buf, size_t cap, const char *key, const char *val
 static void send_state(emu *e, double now)
 {
     pose q = pose_at(e, now);
+    double hoff = e->flying ? e->height_offset : 0;
     double vx = 0, vy = 0, vz = 0;
     if (e->busy && e->dur_ms > 0) {
         vx = (e->to.x - e->from.x) / e->dur_ms * 100; /* dm/s */
@@ -480,8 +484,8 @@ static void send_state(emu *e, double now)
                   "pitch:0;roll:0;yaw:%d;vgx:%d;vgy:%d;vgz:%d;templ:60;temph:63;tof:%d;h:%d;"
                   "bat:%d;baro:%.2f;time:%d;agx:0.00;agy:0.00;agz:-1000.00;\r\n",
                   (int)lround(yaw), (int)lround(vx), (int)lround(vy), (int)lround(vz),
-                  (int)lround(q.z) + 10, (int)lround(q.z), e->battery, 100.0 + q.z / 100,
-                  e->flying ? (int)((now - e->t0_ms) / 1000) : 0);
+                  (int)lround(q.z + hoff) + 10, (int)lround(q.z + hoff), e->battery,
+                  100.0 + q.z / 100, e->flying ? (int)((now - e->t0_ms) / 1000) : 0);
     e->state_sent++;
     for (int i = 0; i < e->n_fields && e->state_sent % e->bad_every == 0; i++)
         n = replace_field(buf, sizeof buf, e->fields[i].key, e->fields[i].value);
@@ -542,7 +546,7 @@ static int usage(void)
                     "FILE] [--max-runtime-s N] [--ignore WORD]... [--state-field KEY=VALUE]... "
                     "[--state-bad-every N] [--video-port P] [--video-clip FILE] "
                     "[--video-start-ms N] [--video-dark-ms N] [--loss-video PCT] "
-                    "[--video-garbage]\n");
+                    "[--video-garbage] [--height-offset CM]\n");
     return 2;
 }
 
@@ -584,6 +588,7 @@ int main(int argc, char **argv)
                                          {"video-dark-ms", required_argument, 0, 'K'},
                                          {"loss-video", required_argument, 0, 'L'},
                                          {"video-garbage", no_argument, 0, 'G'},
+                                         {"height-offset", required_argument, 0, 'H'},
                                          {0, 0, 0, 0}};
     e.state_port = -1;
     e.bad_every = 1;
@@ -633,6 +638,7 @@ int main(int argc, char **argv)
             break;
         }
         case 'E': e.bad_every = atoi(optarg); break;
+        case 'H': e.height_offset = atof(optarg); break;
         case 'V': e.cam.port = atoi(optarg); break;
         case 'C': e.cam.clip_path = optarg; break;
         case 'A': e.cam.start_ms = atof(optarg); break;
