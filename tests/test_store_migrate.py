@@ -94,7 +94,9 @@ with tempfile.TemporaryDirectory() as tmp:
           "and its calls: %r" % doc.get("events"))
 
     c = sqlite3.connect(db)
-    check(c.execute("PRAGMA user_version").fetchone()[0] == 3, "migrated to version 3")
+    check(c.execute("PRAGMA user_version").fetchone()[0] == 4, "migrated to version 4")
+    # 'crashed' (a worker process that died, version 4) is a status now
+    c.execute("UPDATE missions SET status = 'crashed' WHERE id = 1")
     c.execute("UPDATE missions SET status = 'hung' WHERE id = 1")
     c.commit()
     try:

@@ -130,6 +130,29 @@ static const char *const migrations[] = {
     "ALTER TABLE missions ADD COLUMN world TEXT;"
     "ALTER TABLE objects ADD COLUMN world TEXT;"
     "CREATE INDEX objects_world_class ON objects(world, class);",
+
+    /* 3 -> 4: status 'crashed' (a mission whose worker process died, SPEC
+     * §6). Rebuilt as for 'hung' (1 -> 2), with the column world of 2 -> 3. */
+    "CREATE TABLE missions_v4("
+    " id INTEGER PRIMARY KEY,"
+    " task TEXT,"
+    " status TEXT NOT NULL DEFAULT 'running'"
+    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted','hung','crashed')),"
+    " started TEXT NOT NULL,"
+    " ended TEXT,"
+    " duration_ms REAL,"
+    " drone TEXT, model TEXT, seed INTEGER,"
+    " scene TEXT,"
+    " params TEXT,"
+    " replay_of INTEGER REFERENCES missions(id),"
+    " owner TEXT,"
+    " error TEXT,"
+    " result TEXT,"
+    " world TEXT);"
+    "INSERT INTO missions_v4 SELECT * FROM missions;"
+    "DROP TABLE missions;"
+    "ALTER TABLE missions_v4 RENAME TO missions;"
+    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

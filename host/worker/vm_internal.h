@@ -1,0 +1,73 @@
+/*
+ * What vm.c (the interface, the in-process VM) and vm_worker.c (the host's
+ * side of a worker process) share. Private to host/worker/.
+ */
+#ifndef ALOFT_WORKER_VM_INTERNAL_H
+#define ALOFT_WORKER_VM_INTERNAL_H
+
+#include "minispec/stream_exec.h"
+#include "worker/frame.h"
+#include "worker/vm.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+/* The host's view of one worker process. */
+typedef struct vm_proc {
+    pid_t pid;
+    int fd;      /* our end of the socketpair, non-blocking */
+    int stop[2]; /* wakes the monitor thread to end it */
+    pthread_t monitor;
+    bool monitoring;
+    atomic_bool dead;  /* its socket closed: it died or hung up */
+    sandbox *hostside; /* cancelled by the monitor when it dies */
+    int wstatus;
+    bool reaped;
+} vm_proc;
+
+struct vm {
+    skill_ctx *ctx;
+    sandbox *sb; /* in process: the VM; worker: the host side */
+    bool worker;
+    /* in process */
+    ms_exec *x;
+    /* worker */
+    vm_proc proc;
+    uint32_t id;
+    frame in, out;
+    bool finished, gone;
+    sandbox_status gone_status; /* CRASHED or HUNG once gone */
+    char gone_why[256];
+    sandbox_usage use;
+    double deadline_ms, cancel_ms; /* clock_now_ms: the VM's deadline, when CANCEL went */
+    int nesting;                   /* high-level skills the host waits on */
+    char passed_on[1024];          /* the last error of a high-level skill's Lua */
+    double window_ms;              /* flood: the current window's start */
+    unsigned window_frames;
+    size_t window_bytes;
+};
+
+/* Starts a worker for V (fills V->proc). 0, or -1 with a message. */
+int vm_proc_start(vm *v, char *err, size_t errlen);
+/* Ends it: closes our end, reaps it (killing it if it lingers). */
+void vm_proc_stop(vm *v);
+
+/* The worker's part of vm.h's calls. */
+int vm_worker_open(vm *v, const sandbox_limits *lim, char *err, size_t errlen);
+int vm_worker_begin(vm *v, char *err, size_t errlen);
+sandbox_status vm_worker_event(vm *v, const ms_event *ev, bool *ran, char *err, size_t errlen);
+cJSON *vm_worker_result(vm *v);
+sandbox_status vm_worker_script(vm *v, const char *code, size_t len, const char *chunkname,
+                                char *err, size_t errlen);
+/* Runs a high-level skill's Lua in the worker (skill_ctx's run_high). */
+int vm_worker_run_high(void *ud, lua_State *L, const skill *s, int nargs, char *err, size_t errlen);
+/* Cuts the worker off: kills it, reaps it, V's calls fail from now on. */
+void vm_worker_cut(vm *v, sandbox_status st, const char *why);
+
+/* Values between Lua and frames. */
+void vm_push_value(lua_State *L, const frame_value *fv);
+void vm_value_at(lua_State *L, int idx, frame_value *fv);
+cJSON *vm_value_json(const frame_value *fv);
+
+#endif
