@@ -311,7 +311,8 @@ int runner_session_begin(runner_session *s)
     s->ctx.replan_reason[0] = '\0';
     s->npending = 0;
     s->plans++;
-    s->begun = vm_begin(s->vm, err, sizeof err) == 0;
+    /* A worker lost here ends the plan at its first event, as crashed. */
+    s->begun = vm_begin(s->vm, err, sizeof err) == 0 || vm_lost(s->vm) != SANDBOX_OK;
     return s->begun ? 0 : -1;
 }
 

@@ -65,6 +65,11 @@ void vm_close(vm *v)
     free(v);
 }
 
+sandbox_status vm_lost(const vm *v)
+{
+    return v->worker && v->gone ? v->gone_status : SANDBOX_OK;
+}
+
 bool vm_is_worker(const vm *v)
 {
     return v->worker;
@@ -99,7 +104,7 @@ sandbox_status vm_event(vm *v, const ms_event *ev, bool *ran, char *err, size_t 
 
 bool vm_finished(const vm *v)
 {
-    if (v->worker) return v->finished || v->gone;
+    if (v->worker) return v->finished; /* a worker gone: the next event says so */
     return !v->x || ms_exec_finished(v->x);
 }
 

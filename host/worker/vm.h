@@ -68,6 +68,10 @@ sandbox_status vm_run_script(vm *v, const char *code, size_t len, const char *ch
 /* The VM's instructions and memory so far. */
 sandbox_usage vm_usage(vm *v);
 
+/* SANDBOX_CRASHED or SANDBOX_HUNG once the VM's worker is gone (dead, cut
+ * off or killed); SANDBOX_OK while it works, and always in process. */
+sandbox_status vm_lost(const vm *v);
+
 /* True when the VM runs in a worker process. */
 bool vm_is_worker(const vm *v);
 

@@ -43,6 +43,8 @@ struct vm {
     double deadline_ms, cancel_ms; /* clock_now_ms: the VM's deadline, when CANCEL went */
     int nesting;                   /* high-level skills the host waits on */
     char passed_on[1024];          /* the last error of a high-level skill's Lua */
+    int owed;                      /* answers the worker owes (frames we sent) */
+    size_t output, max_output;     /* print's text received, and its budget */
     double window_ms;              /* flood: the current window's start */
     unsigned window_frames;
     size_t window_bytes;

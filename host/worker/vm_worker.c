@@ -37,8 +37,14 @@
 
 static void send_frame(vm *v)
 {
-    /* a worker gone is noticed by the next read */
-    (void)frame_send(v->proc.fd, &v->out);
+    /* Every frame but CANCEL and CLOSE is owed one answer: a worker that
+     * sends more than it owes floods (see await). */
+    frame_type t = (frame_type)v->out.h.type;
+    if (t != FRAME_CANCEL && t != FRAME_CLOSE) v->owed++;
+    /* A worker that died is noticed by the next read; one that stopped
+     * reading (its socket full past FRAME_REST_MS) is cut off. */
+    if (frame_send(v->proc.fd, &v->out) && !v->gone && !atomic_load(&v->proc.dead))
+        vm_worker_cut(v, SANDBOX_CRASHED, "stopped reading its socket: cut off");
 }
 
 /* ---- reading what the worker sends -------------------------------------- */
@@ -106,13 +112,18 @@ static int await(vm *v, frame_type a, frame_type b)
         if (flooding(v)) return refuse(v, "a flood of frames");
         if (v->in.h.mission != v->id) return refuse(v, "a frame for another mission");
         frame_type t = (frame_type)v->in.h.type;
+        /* Output is bounded by its budget, every other frame answers one of ours. */
+        if (t != FRAME_OUTPUT && v->owed-- <= 0) return refuse(v, "a flood of frames");
         if (t == a || t == b) return 0;
         if (t == FRAME_CALL) {
             serve_call(v);
         } else if (t == FRAME_OUTPUT) {
             size_t len;
             const char *text = frame_get_str(&v->in, &len);
-            if (!frame_done(&v->in)) return refuse(v, "a malformed output frame");
+            if (!frame_done(&v->in) || len == 0) return refuse(v, "a malformed output frame");
+            /* the worker keeps print's text to the same budget */
+            v->output += len;
+            if (v->output > v->max_output) return refuse(v, "a flood of output");
             sandbox_write(v->sb, text, len);
         } else {
             char what[64];
@@ -271,6 +282,7 @@ int vm_worker_open(vm *v, const sandbox_limits *lim, char *err, size_t errlen)
     static atomic_uint next_id = 1;
     v->id = atomic_fetch_add(&next_id, 1);
     v->deadline_ms = clock_now_ms() + (double)sandbox_remaining_ms(v->sb);
+    v->max_output = lim->max_output ? lim->max_output : SANDBOX_DEFAULT_OUTPUT;
     if (vm_proc_start(v, err, errlen)) return -1;
     frame *f = &v->out;
     frame_start(f, FRAME_OPEN, v->id);

@@ -447,7 +447,7 @@ static void misbehave(const char *how, uint32_t id)
         if (write(sock, &h, sizeof h) < 0) _exit(0);
         pause();
     }
-    for (;;) { /* flood */
+    for (;;) { /* flood: output without end */
         frame_start(&out, FRAME_OUTPUT, id);
         frame_put_str(&out, "x", 1);
         send_locked(&out);
@@ -478,8 +478,11 @@ int worker_main(int argc, char **argv)
         const char *why;
         if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0);
         wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
+        /* test-only: the first work after a mission opened gets the misbehaviour */
+        if (test_mode && *test_mode && m &&
+            (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT))
+            misbehave(test_mode, f->h.mission);
         if (f->h.type == FRAME_OPEN) {
-            if (test_mode && *test_mode) misbehave(test_mode, f->h.mission);
             if (find(f->h.mission)) _exit(6);
             start_mission(f);
         } else if (f->h.type == FRAME_CANCEL) {

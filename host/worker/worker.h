@@ -6,8 +6,8 @@
  * store, the LLM, files, the network) stays in the host.
  *
  * Test-only: ALOFT_TEST_WORKER=flood makes the worker answer its first
- * mission with a flood of frames, =malformed with a frame header that is
- * not one; the tests of the host's defences (tests/test_worker_*.py) set
+ * mission's first work (its first plan or script) with a flood of frames,
+ * =malformed with a frame header that is not one; the tests of the host's defences (tests/test_worker_*.py) set
  * it. Nothing else reads that variable.
  */
 #ifndef ALOFT_WORKER_WORKER_H
