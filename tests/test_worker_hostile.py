@@ -75,6 +75,30 @@ def check_mode(mode, what):
         check(status == ["crashed"], "%s: recorded %s" % (name, status))
 
 
+def check_hang():
+    """A worker that goes silent is killed 1.5 s after the VM's deadline
+    (before the watchdog's 2 s), and the run ends as hung."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "m.db")
+        t0 = time.monotonic()
+        rc, out, err, left = run("hang", ["run", "--json", "--scene", SCENE, "--plan", "-",
+                                          "--db", db, "--timeout-ms", "500"], b"tc(90)")
+        took = time.monotonic() - t0
+        doc = json.loads(out) if out else {}
+        error = doc.get("error") or ""
+        check(rc == 1 and "past its deadline" in error and "SIGKILL" in error,
+              "hang: exit %s, %r" % (rc, str(doc)[:500]))
+        p = subprocess.run([ALOFT, "log", "--db", db, "--json"], capture_output=True,
+                           text=True)
+        status = [m["status"] for m in json.loads(p.stdout)] if p.returncode == 0 else None
+        check(status == ["hung"], "hang: recorded %s" % status)
+        # 0.5 s + 1.5 s, then the landing; only a bound against never ending
+        check(took < 30, "hang: took %.1f s" % took)
+    rc, out, err, left = run("hang", ["lua", "--json", "--timeout-ms", "300", "-"], b"")
+    doc = json.loads(out) if out else {}
+    check(rc == 1 and doc.get("limit") == "hung", "hang (aloft lua): %s %r" % (rc, doc))
+
+
 def check_normal_worker_ends():
     """A run leaves no worker behind."""
     rc, out, err, left = run("", ["lua", "--json", "-"], b"print('hi')")
@@ -83,8 +107,9 @@ def check_normal_worker_ends():
 
 
 def main():
-    check_mode("flood", "a flood of output")
+    check_mode("flood", "a flood of")
     check_mode("malformed", "a frame header that is not one")
+    check_hang()
     check_normal_worker_ends()
     if failures:
         print("%d check(s) failed" % failures)

@@ -442,6 +442,9 @@ static void start_mission(frame *f)
 static void misbehave(const char *how, uint32_t id)
 {
     frame out = {0};
+    if (strcmp(how, "hang") == 0)
+        for (;;)
+            pause();
     if (strcmp(how, "malformed") == 0) {
         frame_header h = {.len = FRAME_MAX + 1, .type = FRAME_DONE, .zero = 0, .mission = id};
         if (write(sock, &h, sizeof h) < 0) _exit(0);
