@@ -2,9 +2,11 @@
 # labels: safety web mission
 """`aloft serve` with two drones (SPEC §6): the worker process running one
 drone's mission is killed (kill -9) mid-flight; that mission ends as
-crashed, recorded, with the signal, while the other drone's mission flies
-on to its end; the drone whose worker died flies its next mission in a
-fresh worker."""
+crashed, recorded, with the signal, while the other drone's mission (in
+the other worker of a pool of two) flies on to its end; the drone whose
+worker died flies its next mission in a fresh worker. Then with a pool of
+one worker hosting both missions: both end as crashed, and both drones fly
+again."""
 import json
 import os
 import signal
@@ -40,13 +42,60 @@ def new_worker(pid, known, timeout=60):
     return None
 
 
+def serve_env(workers):
+    env = dict(os.environ)
+    for k in ("ALOFT_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ALOFT_TOKEN",
+              "ALOFT_TEST_WORKER"):
+        env.pop(k, None)
+    env["ALOFT_WORKERS"] = str(workers)
+    return env
+
+
+def recorded(db):
+    p = subprocess.run([ALOFT, "log", "--db", db, "--json"], capture_output=True, text=True,
+                       timeout=60)
+    return sorted(m["status"] for m in json.loads(p.stdout)) if p.returncode == 0 else p.stderr
+
+
+def check_shared():
+    """One worker hosts both drones' missions: killing it ends both."""
+    office = os.path.join(SRC, "examples/scenes/office.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = Fake(tmp, [{"content": "l('a');d(60000);->True"},
+                          {"content": "l('b');d(60000);->True"},
+                          {"content": "tc(45);->True"}, {"content": "tc(45);->True"}])
+        db = os.path.join(tmp, "m.db")
+        srv = Serve(["--drone", "sim:" + office, "--drone", "sim:" + office, "--llm-url",
+                     fake.url, "--model", "fake", "--db", db], env=serve_env(1))
+        try:
+            evs = [Events(srv, 0, timeout=120), Events(srv, 1, timeout=120)]
+            for i in (0, 1):
+                status, _ = srv.post_json("/api/drones/%d/missions" % i, {"task": "x"})
+                evs[i].until("call", lambda d: d["skill"] == "delay")
+            workers = workers_of(srv.proc.pid)
+            check(len(workers) == 1, "shared: one worker for both: %s" % workers)
+            for w in workers:
+                os.kill(w, signal.SIGKILL)
+            for i in (0, 1):
+                end = evs[i].until("end")
+                check(end.get("status") == "crashed", "shared: drone %d: %r" % (i, end))
+            for i in (0, 1):
+                status, _ = srv.post_json("/api/drones/%d/missions" % i, {"task": "again"})
+                end = evs[i].until("end")
+                check(end.get("status") == "ok", "shared: drone %d again: %r" % (i, end))
+            for e in evs:
+                e.close()
+        finally:
+            check(srv.stop() == 0, "shared: server exit status")
+            fake.stop()
+        check(recorded(db) == ["crashed", "crashed", "ok", "ok"], "shared: recorded %s" %
+              recorded(db))
+
+
 def main():
     office = os.path.join(SRC, "examples/scenes/office.json")
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ)
-        for k in ("ALOFT_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ALOFT_TOKEN",
-                  "ALOFT_TEST_WORKER"):
-            env.pop(k, None)
+        env = serve_env(2)
         fake = Fake(tmp, [{"content": "l('other');d(3000);tc(90);->True"},
                           {"content": "l('doomed');d(60000);->True"},
                           {"content": "tc(45);->True"}])
@@ -82,10 +131,9 @@ def main():
         finally:
             check(srv.stop() == 0, "server exit status")
             fake.stop()
-        p = subprocess.run([ALOFT, "log", "--db", os.path.join(tmp, "m.db"), "--json"],
-                           capture_output=True, text=True, timeout=60)
-        statuses = sorted(m["status"] for m in json.loads(p.stdout)) if p.returncode == 0 else p.stderr
+        statuses = recorded(os.path.join(tmp, "m.db"))
         check(statuses == ["crashed", "ok", "ok"], "recorded: %s" % statuses)
+    check_shared()
     if failures:
         print("%d check(s) failed" % failures)
     return 1 if failures else 0

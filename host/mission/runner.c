@@ -294,6 +294,11 @@ runner_session *runner_session_open(const runner_opts *o, char *err, size_t errl
     return rs;
 }
 
+struct vm *runner_session_vm(runner_session *s)
+{
+    return s->vm;
+}
+
 sandbox *runner_session_sandbox(runner_session *s)
 {
     return s->sb;

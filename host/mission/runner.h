@@ -103,6 +103,10 @@ typedef struct runner_session runner_session;
  * O->on_sandbox with it. O must outlive the session. NULL with a message. */
 runner_session *runner_session_open(const runner_opts *o, char *err, size_t errlen);
 
+struct vm;
+/* The session's VM (worker/vm.h: a worker process, or in process). */
+struct vm *runner_session_vm(runner_session *s);
+
 /* The session's sandbox and skill context (for cancel and counters). With a
  * worker process the sandbox is the host's side of the VM: cancelling it
  * cancels the VM; running code in it runs in this process. */

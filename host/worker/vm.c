@@ -57,7 +57,7 @@ void vm_close(vm *v)
     if (!v) return;
     ms_exec_free(v->x);
     if (v->worker) {
-        vm_proc_stop(v);
+        vm_pool_leave(v);
         v->ctx->run_high = NULL;
     }
     frame_free(&v->in);
@@ -67,7 +67,7 @@ void vm_close(vm *v)
 
 sandbox_status vm_lost(const vm *v)
 {
-    return v->worker && v->gone ? v->gone_status : SANDBOX_OK;
+    return v->worker && atomic_load(&v->gone) ? v->gone_status : SANDBOX_OK;
 }
 
 bool vm_is_worker(const vm *v)

@@ -33,6 +33,10 @@ void vm_set_worker_program(const char *path);
 /* `--in-process`: every VM of this process runs in it from now on. */
 void vm_use_in_process(void);
 
+/* The pool's size: up to N workers (default one per core, or the
+ * environment's ALOFT_WORKERS) before new missions share them. */
+void vm_set_pool_size(int n);
+
 /* True when vm_open without IN_PROCESS would start a worker. */
 bool vm_workers_enabled(void);
 

@@ -13,18 +13,11 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
-/* The host's view of one worker process. */
-typedef struct vm_proc {
-    pid_t pid;
-    int fd;      /* our end of the socketpair, non-blocking */
-    int stop[2]; /* wakes the monitor thread to end it */
-    pthread_t monitor;
-    bool monitoring;
-    atomic_bool dead;  /* its socket closed: it died or hung up */
-    sandbox *hostside; /* cancelled by the monitor when it dies */
-    int wstatus;
-    bool reaped;
-} vm_proc;
+/* A worker process of the pool (vm_pool.c). */
+typedef struct vm_wproc vm_wproc;
+
+/* Frames a mission's mailbox holds before the reader waits for room. */
+#define VM_MAILBOX 64
 
 struct vm {
     skill_ctx *ctx;
@@ -33,12 +26,18 @@ struct vm {
     /* in process */
     ms_exec *x;
     /* worker */
-    vm_proc proc;
+    vm_wproc *w;
+    vm *next; /* in the worker's list */
+    pthread_cond_t cv;
+    bool cv_ready;
+    frame *box[VM_MAILBOX]; /* frames the reader put here, oldest first */
+    int head, n;
     uint32_t id;
     frame in, out;
-    bool finished, gone;
+    bool finished;
+    atomic_bool gone;
     sandbox_status gone_status; /* CRASHED or HUNG once gone */
-    char gone_why[256];
+    char gone_why[512];
     sandbox_usage use;
     double deadline_ms, cancel_ms; /* clock_now_ms: the VM's deadline, when CANCEL went */
     int nesting;                   /* high-level skills the host waits on */
@@ -50,10 +49,17 @@ struct vm {
     size_t window_bytes;
 };
 
-/* Starts a worker for V (fills V->proc). 0, or -1 with a message. */
-int vm_proc_start(vm *v, char *err, size_t errlen);
-/* Ends it: closes our end, reaps it (killing it if it lingers). */
-void vm_proc_stop(vm *v);
+/* The pool's side (vm_pool.c), all for V's thread: places V in a worker
+ * (0, or -1 with a message); takes it out (telling the worker when it
+ * lives); sends V->out (-1: not taken); the next frame for V into V->in
+ * (1, 0 after TIMEOUT_MS, -1 once V's worker is gone: V->gone_why says
+ * why); kills V's worker for WHY (what it did), which ends all its
+ * missions. */
+int vm_pool_join(vm *v, char *err, size_t errlen);
+void vm_pool_leave(vm *v);
+int vm_pool_send(vm *v);
+int vm_pool_next(vm *v, int timeout_ms);
+void vm_pool_cut(vm *v, sandbox_status st, const char *why);
 
 /* The worker's part of vm.h's calls. */
 int vm_worker_open(vm *v, const sandbox_limits *lim, char *err, size_t errlen);

@@ -43,7 +43,7 @@ static void send_frame(vm *v)
     if (t != FRAME_CANCEL && t != FRAME_CLOSE) v->owed++;
     /* A worker that died is noticed by the next read; one that stopped
      * reading (its socket full past FRAME_REST_MS) is cut off. */
-    if (frame_send(v->proc.fd, &v->out) && !v->gone && !atomic_load(&v->proc.dead))
+    if (vm_pool_send(v) && !v->gone)
         vm_worker_cut(v, SANDBOX_CRASHED, "stopped reading its socket: cut off");
 }
 
@@ -95,20 +95,11 @@ static int await(vm *v, frame_type a, frame_type b)
 {
     for (;;) {
         if (v->gone) return -1;
-        if (atomic_load(&v->proc.dead)) {
-            vm_worker_cut(v, SANDBOX_CRASHED, "died");
-            return -1;
-        }
         keep_time(v);
         if (v->gone) return -1;
-        const char *why;
-        int rc = frame_recv(v->proc.fd, &v->in, 50, &why);
+        int rc = vm_pool_next(v, 50);
         if (rc == 0) continue;
-        if (rc < 0) {
-            bool eof = strcmp(why, "the worker closed its end") == 0;
-            if (eof) return vm_worker_cut(v, SANDBOX_CRASHED, "died"), -1;
-            return refuse(v, why);
-        }
+        if (rc < 0) return -1;
         if (flooding(v)) return refuse(v, "a flood of frames");
         if (v->in.h.mission != v->id) return refuse(v, "a frame for another mission");
         frame_type t = (frame_type)v->in.h.type;
@@ -262,6 +253,11 @@ int vm_worker_run_high(void *ud, lua_State *L, const skill *s, int nargs, char *
     return 0;
 }
 
+void vm_worker_cut(vm *v, sandbox_status st, const char *why)
+{
+    vm_pool_cut(v, st, why);
+}
+
 /* ---- the calls of vm.h ------------------------------------------------------ */
 
 static void put_skill(frame *f, const skill *s)
@@ -283,7 +279,7 @@ int vm_worker_open(vm *v, const sandbox_limits *lim, char *err, size_t errlen)
     v->id = atomic_fetch_add(&next_id, 1);
     v->deadline_ms = clock_now_ms() + (double)sandbox_remaining_ms(v->sb);
     v->max_output = lim->max_output ? lim->max_output : SANDBOX_DEFAULT_OUTPUT;
-    if (vm_proc_start(v, err, errlen)) return -1;
+    if (vm_pool_join(v, err, errlen)) return -1;
     frame *f = &v->out;
     frame_start(f, FRAME_OPEN, v->id);
     frame_put_u64(f, lim->max_instructions);

@@ -482,8 +482,7 @@ int worker_main(int argc, char **argv)
         if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0);
         wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
         /* test-only: the first work after a mission opened gets the misbehaviour */
-        if (test_mode && *test_mode && m &&
-            (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT))
+        if (test_mode && *test_mode && m && (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT))
             misbehave(test_mode, f->h.mission);
         if (f->h.type == FRAME_OPEN) {
             if (find(f->h.mission)) _exit(6);

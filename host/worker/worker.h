@@ -7,8 +7,8 @@
  *
  * Test-only: ALOFT_TEST_WORKER=flood makes the worker answer its first
  * mission's first work (its first plan or script) with a flood of frames,
- * =malformed with a frame header that is not one, =hang with silence; the tests of the host's defences (tests/test_worker_*.py) set
- * it. Nothing else reads that variable.
+ * =malformed with a frame header that is not one, =hang with silence; the tests of the host's
+ * defences (tests/test_worker_*.py) set it. Nothing else reads that variable.
  */
 #ifndef ALOFT_WORKER_WORKER_H
 #define ALOFT_WORKER_WORKER_H
