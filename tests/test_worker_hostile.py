@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from worker_proc import workers_of
+from worker_proc import orphan_workers, workers_of
 
 ALOFT = os.environ.get("ALOFT", "build/aloft")
 SRC = os.environ.get("SRC", ".")
@@ -76,8 +76,8 @@ def check_mode(mode, what):
 
 
 def check_hang():
-    """A worker that goes silent is killed 1.5 s after the VM's deadline
-    (before the watchdog's 2 s), and the run ends as hung."""
+    """A worker that goes silent: the watchdog (2 s past the VM's deadline)
+    lands the drone, records the mission as hung and kills the worker."""
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "m.db")
         t0 = time.monotonic()
@@ -86,13 +86,13 @@ def check_hang():
         took = time.monotonic() - t0
         doc = json.loads(out) if out else {}
         error = doc.get("error") or ""
-        check(rc == 1 and "past its deadline" in error and "SIGKILL" in error,
-              "hang: exit %s, %r" % (rc, str(doc)[:500]))
+        check(rc == 1 and error.startswith("hung:") and "landed" in error and
+              doc.get("pose", {}).get("z") == 0, "hang: exit %s, %r" % (rc, str(doc)[:500]))
         p = subprocess.run([ALOFT, "log", "--db", db, "--json"], capture_output=True,
                            text=True)
         status = [m["status"] for m in json.loads(p.stdout)] if p.returncode == 0 else None
         check(status == ["hung"], "hang: recorded %s" % status)
-        # 0.5 s + 1.5 s, then the landing; only a bound against never ending
+        # 0.5 s + 2 s, then the landing; only a bound against never ending
         check(took < 30, "hang: took %.1f s" % took)
     rc, out, err, left = run("hang", ["lua", "--json", "--timeout-ms", "300", "-"], b"")
     doc = json.loads(out) if out else {}
@@ -111,6 +111,11 @@ def main():
     check_mode("malformed", "a frame header that is not one")
     check_hang()
     check_normal_worker_ends()
+    # every worker ends with its host (a second for the last to go)
+    deadline = time.monotonic() + 5
+    while orphan_workers(ALOFT) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check(not orphan_workers(ALOFT), "workers outlived their host: %s" % orphan_workers(ALOFT))
     if failures:
         print("%d check(s) failed" % failures)
     return 1 if failures else 0

@@ -75,11 +75,6 @@ bool vm_is_worker(const vm *v)
     return v->worker;
 }
 
-void vm_kill(vm *v)
-{
-    if (v->worker) vm_worker_cut(v, SANDBOX_HUNG, "killed by the watchdog");
-}
-
 int vm_begin(vm *v, char *err, size_t errlen)
 {
     if (v->worker) return vm_worker_begin(v, err, errlen);

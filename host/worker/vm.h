@@ -79,7 +79,9 @@ sandbox_status vm_lost(const vm *v);
 /* True when the VM runs in a worker process. */
 bool vm_is_worker(const vm *v);
 
-/* Kills the worker (the watchdog's last resort); nothing in process. */
-void vm_kill(vm *v);
+/* Kills the worker process running the VM whose host-side sandbox is SB
+ * (the watchdog: a VM that did not end), which ends it as SANDBOX_HUNG
+ * with WHY; nothing for a VM in process. Any thread. */
+void vm_kill_sandbox(sandbox *sb, const char *why);
 
 #endif

@@ -360,3 +360,24 @@ void vm_pool_cut(vm *v, sandbox_status st, const char *why)
         pthread_cond_wait(&w->ended, &w->mu);
     pthread_mutex_unlock(&w->mu);
 }
+
+void vm_kill_sandbox(sandbox *sb, const char *why)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (int i = 0; i < VM_POOL_MAX; i++) {
+        vm_wproc *w = pool[i];
+        if (!w) continue;
+        pthread_mutex_lock(&w->mu);
+        vm *v = w->missions;
+        while (v && v->sb != sb)
+            v = v->next;
+        if (v && !w->why[0] && !w->dead) {
+            snprintf(w->why, sizeof w->why, "was killed by the watchdog: %s", why);
+            w->status = SANDBOX_HUNG;
+            w->cutter = v;
+            kill(w->pid, SIGKILL);
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+    pthread_mutex_unlock(&pool_mu);
+}

@@ -29,11 +29,12 @@
 #define VM_MAX_CALL_ARGS 64
 /* High-level skills calling high-level skills, each a frame the host waits on. */
 #define VM_MAX_NESTING 32
-/* The worker is killed this long after its deadline, or after the cancel
- * went without an answer: before the watchdog (mission/watchdog.h: 2 s and
- * 1 s), so that the mission ends on its own thread as hung. */
-#define VM_KILL_AFTER_DEADLINE_MS 1500
-#define VM_KILL_AFTER_CANCEL_MS 700
+/* A VM that does not end is the watchdog's (mission/watchdog.h: 2 s past
+ * the deadline, 1 s after a cancel), which lands the drone, records the
+ * mission as hung and kills the worker. Without a watchdog (a library
+ * user), the host kills it itself, later. */
+#define VM_KILL_AFTER_DEADLINE_MS 5000
+#define VM_KILL_AFTER_CANCEL_MS 5000
 
 static void send_frame(vm *v)
 {
