@@ -22,6 +22,8 @@ static const char usage[] =
     "  --max-instructions N     instruction budget (default 10000000)\n"
     "  --max-memory BYTES       memory cap, k/M/G suffixes allowed (default 16M)\n"
     "  --timeout-ms N           wall-clock limit (default 300000)\n"
+    "  --in-process             run Lua in this process, not in a worker (debugging\n"
+    "                           only: a crash of the VM then ends aloft)\n"
     "  --json                   print {\"ok\",\"error\",\"limit\",\"logs\",\"calls\",\n"
     "                           \"instructions\",\"memory_peak\"}\n"
     "\n"
