@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +321,10 @@ int vm_pool_send(vm *v)
     pthread_mutex_lock(&w->wmu);
     int rc = frame_send(w->fd, &v->out);
     pthread_mutex_unlock(&w->wmu);
+    /* A worker that died is the reader's to report, with how it died; only
+     * one that lives and does not read is refused here. */
+    struct pollfd pf = {.fd = w->fd, .events = POLLRDHUP};
+    if (rc && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) rc = 0;
     return rc;
 }
 
