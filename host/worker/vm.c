@@ -28,7 +28,7 @@ bool vm_workers_enabled(void)
     return worker_program && !in_process_forced;
 }
 
-/* The program vm_proc_start executes. */
+/* The program vm_pool.c starts as a worker. */
 const char *vm_worker_program(void);
 const char *vm_worker_program(void)
 {

@@ -1,6 +1,6 @@
 /*
  * The worker process (SPEC §6): `aloft __worker FD`, started by the host
- * (vm_proc.c), never by a user. It holds Lua states only: one sandbox per
+ * (vm_pool.c), never by a user. It holds Lua states only: one sandbox per
  * mission, each on its own thread, and the skills there are stubs that ask
  * the host through FD. Everything else (drivers, the constraint check, the
  * store, the LLM, files, the network) stays in the host.
