@@ -4,6 +4,8 @@
  */
 #include "cmd/cli.h"
 #include "term.h"
+#include "worker/vm.h"
+#include "worker/worker.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -83,6 +85,11 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     const char *name = argv[1];
+    /* Hidden: a worker process this program started (host/worker/worker.h). */
+    if (strcmp(name, "__worker") == 0) return worker_main(argc - 1, argv + 1);
+    /* The Lua VMs of missions and scripts run in worker processes: this
+     * same program, re-executed with a clean address space. */
+    vm_set_worker_program("/proc/self/exe");
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         if (strcmp(name, "help") == 0 && argc > 2) {
             for (const command *c = commands; c->name; c++) {

@@ -209,6 +209,11 @@ void sandbox_cancel(sandbox *sb)
     atomic_store(&sb->cancel, 1);
 }
 
+void sandbox_poison_with(sandbox *sb, sandbox_status st)
+{
+    if (sb->poison == SANDBOX_OK && st > SANDBOX_ERROR && st <= SANDBOX_CANCELLED) sb->poison = st;
+}
+
 sandbox_status sandbox_poison(const sandbox *sb)
 {
     return sb->poison;
@@ -329,6 +334,8 @@ const char *sandbox_status_name(sandbox_status st)
     case SANDBOX_MEMORY: return "memory";
     case SANDBOX_TIMEOUT: return "timeout";
     case SANDBOX_CANCELLED: return "cancelled";
+    case SANDBOX_CRASHED: return "crashed";
+    case SANDBOX_HUNG: return "hung";
     }
     return "?";
 }

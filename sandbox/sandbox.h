@@ -51,6 +51,10 @@ typedef enum sandbox_status {
     SANDBOX_MEMORY,       /* memory cap reached */
     SANDBOX_TIMEOUT,      /* wall-clock deadline passed */
     SANDBOX_CANCELLED,    /* sandbox_cancel was called */
+    /* Never the sandbox's own: the worker process running a VM (worker/vm.h)
+     * died or was cut off, or was killed past its deadline. */
+    SANDBOX_CRASHED,
+    SANDBOX_HUNG,
 } sandbox_status;
 
 typedef struct sandbox_usage {
@@ -110,6 +114,10 @@ sandbox_status sandbox_run(sandbox *sb, const char *code, size_t len, const char
 /* True while no limit has tripped and no cancel was requested (also checks the
  * deadline). Blocking skills poll this; a skill must not act when false. */
 bool sandbox_alive(sandbox *sb);
+
+/* Poisons the state with ST (a limit status) as if that limit had tripped
+ * here: a limit that tripped on the other side of a process boundary. */
+void sandbox_poison_with(sandbox *sb, sandbox_status st);
 
 /* The status that poisoned the state, or SANDBOX_OK. */
 sandbox_status sandbox_poison(const sandbox *sb);

@@ -13,10 +13,15 @@ Every file in tests/hostile/ starts with `-- expect: ...`:
                                       recursion may hit the stack or memory)
 Optional header lines after it:
   -- contained: REASON                  a crash of Lua 5.4.4 itself that no
-                                        check in the language can block: not
-                                        run, reported as skipped with REASON
-                                        (the worker process boundary of
-                                        SPEC §6 is to contain it; docs/lua-bugs.md)
+                                        check in the language can block
+                                        (docs/lua-bugs.md): the worker process
+                                        (SPEC §6) contains it. Run through
+                                        `aloft lua` (the host reports
+                                        limit=crashed with the signal, or the
+                                        wrong result the bug gave this time),
+                                        then as a user skill in `aloft run`
+                                        with a store: the host ends the mission
+                                        as recorded, crashed or failed, landed
   -- args: OPTIONS                      limits for this script, after the
                                         default ones (the last one counts)
   -- signal: SIGINT|SIGTERM             sent once the script printed its
@@ -62,7 +67,7 @@ def fail(name, why):
     failures.append("%s: %s" % (name, why))
 
 
-def run(args, name, stdin=None, sig=None):
+def run(args, name, stdin=None, sig=None, worker_may_report=False):
     if sig:
         p = run_signalled(args, name, sig)
         if p is None:
@@ -77,7 +82,9 @@ def run(args, name, stdin=None, sig=None):
     if p.returncode not in (0, 1):
         fail(name, "exit status %d\nstderr: %s" % (p.returncode, p.stderr.decode()[-2000:]))
         return None, None
-    if b"Sanitizer" in p.stderr or b"runtime error" in p.stderr:
+    # A contained bug is a memory error in the worker: under the sanitizers
+    # the worker's own report is the bug caught, not a fault of the host.
+    if not worker_may_report and (b"Sanitizer" in p.stderr or b"runtime error" in p.stderr):
         fail(name, "sanitizer report:\n" + p.stderr.decode()[-3000:])
     try:
         doc = json.loads(p.stdout)
@@ -128,9 +135,7 @@ def check_case(fname):
     expect, args, sig, contained = header(path)
     assert expect, fname
     if contained:
-        # It would crash aloft lua itself: only a worker process can contain it.
-        skipped.append("%s: contained later by the worker process, not blocked in the "
-                       "language: %s" % (fname, contained))
+        check_contained(fname, path, args)
         return
     rc, doc = run(LIMITS + args + [path], fname, sig=sig)
     if doc is None:
@@ -156,6 +161,84 @@ def check_case(fname):
             fail(fname, "expected a plain error, got limit %s" % doc["limit"])
         if not doc.get("error") or value not in doc["error"]:
             fail(fname, "expected an error containing %r, got %r" % (value, doc.get("error")))
+
+
+# The scripts that crash Lua 5.4.4 every time in these shapes: for them the
+# host must report the crash itself; the others may show their bug as a
+# wrong result instead, depending on the layout of memory.
+ALWAYS_CRASHES = {"lua_bug_concat_grows_stack.lua"}
+
+
+def crash_reported(doc):
+    """True when the host reported the worker's death with how it died."""
+    err = doc.get("error") or ""
+    return "worker process" in err and ("signal" in err or "exited" in err)
+
+
+def check_contained(fname, path, args):
+    rc, doc = run(LIMITS + args + [path], fname, worker_may_report=True)
+    if doc is None:
+        return
+    if rc != 1 or doc["ok"]:
+        fail(fname, "expected a failure, got exit %d ok=%s" % (rc, doc["ok"]))
+    elif doc.get("limit") == "crashed":
+        if not crash_reported(doc):
+            fail(fname, "crash reported without how the worker died: %r" % doc.get("error"))
+    elif fname in ALWAYS_CRASHES:
+        fail(fname, "expected the worker's crash, got %r" % doc)
+    check_contained_flight(fname, path)
+
+
+def check_contained_flight(fname, path):
+    """The script as a user skill, in a simulated flight with a store."""
+    name = fname + " as a skill in flight"
+    with open(path) as f:
+        body = f.read()
+    with tempfile.TemporaryDirectory() as d:
+        skills = os.path.join(d, "skills")
+        os.mkdir(skills)
+        with open(os.path.join(skills, "hostile_case.lua"), "w") as f:
+            # inside pcall: the bug must get past the language's own error
+            # handling, and a function body is where a skill's code runs
+            f.write("return {name = 'hostile_case', description = 'a hostile script', "
+                    "args = {}, returns = 'bool', run = function()\n"
+                    "pcall(function()\n%s\nend)\nreturn true\nend}\n" % body)
+        plan = os.path.join(d, "p.ms")
+        with open(plan, "w") as f:
+            f.write("tc(10);hostile_case();tc(10)\n")
+        db = os.path.join(d, "m.db")
+        try:
+            p = subprocess.run([ALOFT, "run", "--json", "--scene",
+                                os.path.join(SRC, "examples/scenes/office.json"), "--skills",
+                                skills, "--plan", plan, "--db", db] + LIMITS,
+                               capture_output=True, timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired:
+            fail(name, "did not end within %d s" % HANG_GUARD_S)
+            return
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            fail(name, "exit %d, stdout is not one JSON document: %r %s" %
+                 (p.returncode, p.stdout[:300], p.stderr.decode()[-1000:]))
+            return
+        log = subprocess.run([ALOFT, "log", "--db", db, "--json"], capture_output=True)
+        missions = json.loads(log.stdout) if log.returncode == 0 else []
+        status = missions[0]["status"] if len(missions) == 1 else None
+        # A landing that fails makes the mission 'failed' with the reason
+        # (mission/flight.c): 'crashed' says the drone landed.
+        # A script whose bug showed as a wrong value this time ran on (the
+        # pcall took its error): then the flight ends as any other.
+        quiet = fname not in ALWAYS_CRASHES and doc["ok"] and status == "ok"
+        if quiet and p.returncode == 0:
+            return
+        if p.returncode != 1 or doc["ok"] or "landing failed" in (doc.get("error") or ""):
+            fail(name, "expected a failed mission, landed: exit %d %r" % (p.returncode, doc))
+        elif status not in ("crashed", "failed"):
+            fail(name, "recorded as %r (%s)" % (status, log.stderr.decode()))
+        elif status == "crashed" and not crash_reported(doc):
+            fail(name, "crashed without how: %r" % doc.get("error"))
+        elif fname in ALWAYS_CRASHES and status != "crashed":
+            fail(name, "expected crashed, recorded %r: %r" % (status, doc.get("error")))
 
 
 def check_timeout():

@@ -96,11 +96,13 @@ with tempfile.TemporaryDirectory() as tmp:
           "and its calls: %r" % doc.get("events"))
 
     c = sqlite3.connect(db)
-    check(c.execute("PRAGMA user_version").fetchone()[0] == 5, "migrated to version 5")
+    check(c.execute("PRAGMA user_version").fetchone()[0] == 6, "migrated to version 6")
     check(c.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0,
           "version 4's candidates table is there, empty")
     check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'objects_at'").fetchone()[0]
           == 1, "version 5's spatial index of the objects")
+    # 'crashed' (a worker process that died, version 6) is a status now
+    c.execute("UPDATE missions SET status = 'crashed' WHERE id = 1")
     c.execute("UPDATE missions SET status = 'hung' WHERE id = 1")
     c.commit()
     try:

@@ -1,4 +1,5 @@
 #include "cmd/cli.h"
+#include "worker/vm.h"
 
 #include "jsonout.h"
 #include "llm/llm.h"
@@ -128,6 +129,15 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     switch (opt) {
     case OPT_HELP: c->help = true; return 1;
     case OPT_JSON: c->json = true; return 1;
+    case OPT_IN_PROCESS:
+        /* debugging only: a bug of the VM can then reach the drone */
+        if (vm_workers_enabled())
+            fprintf(stderr,
+                    "aloft %s: --in-process: Lua runs inside this process (debugging "
+                    "only: no worker process contains a crash of the VM)\n",
+                    c->cmd);
+        vm_use_in_process();
+        return 1;
     case OPT_SCENE: c->scene = arg; return 1;
     case OPT_SKILLS:
         if (c->n_skill_dirs == CLI_MAX_SKILL_DIRS) {

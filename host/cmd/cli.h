@@ -34,6 +34,7 @@ enum {
     OPT_JSON,
     OPT_SCENE,
     OPT_HELP,
+    OPT_IN_PROCESS,
     OPT_FIRST_FREE = 1100 /* commands number their own options from here */
 };
 
@@ -47,6 +48,7 @@ enum {
     }
 #define CLI_COMMON_OPTIONS                                                                         \
     {"skills", required_argument, 0, OPT_SKILLS}, {"json", no_argument, 0, OPT_JSON},              \
+        {"in-process", no_argument, 0, OPT_IN_PROCESS},                                            \
     {                                                                                              \
         "help", no_argument, 0, OPT_HELP                                                           \
     }

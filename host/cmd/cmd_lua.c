@@ -4,6 +4,7 @@
 #include "mission/runner.h"
 #include "mission/watchdog.h"
 #include "skills/skills.h"
+#include "worker/vm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@ static const char usage[] =
     "  --max-instructions N     instruction budget (default 10000000)\n"
     "  --max-memory BYTES       memory cap, k/M/G suffixes allowed (default 16M)\n"
     "  --timeout-ms N           wall-clock limit (default 300000)\n"
+    "  --in-process             run Lua in this process, not in a worker (debugging\n"
+    "                           only: a crash of the VM then ends aloft)\n"
     "  --json                   print {\"ok\",\"error\",\"limit\",\"logs\",\"calls\",\n"
     "                           \"instructions\",\"memory_peak\"}\n"
     "\n"
@@ -127,7 +130,10 @@ int cmd_lua(int argc, char **argv)
     }
     int status = CLI_FAIL;
     sandbox_status st = SANDBOX_ERROR;
-    if (skills_bind(&ctx, err, sizeof err) == 0) {
+    vm *v = NULL;
+    sandbox_usage use = {0};
+    if (skills_bind(&ctx, err, sizeof err) == 0 &&
+        (v = vm_open(&ctx, &lim, false, err, sizeof err))) {
         char chunk[512];
         snprintf(chunk, sizeof chunk, "%s%s", strcmp(path, "-") ? "@" : "=",
                  strcmp(path, "-") ? path : "stdin");
@@ -135,11 +141,12 @@ int cmd_lua(int argc, char **argv)
         cli_cancel_on_hang(on_hang, &hang);
         cli_cancel_begin();
         cli_cancel_sandbox(sb);
-        st = sandbox_run(sb, code, len, chunk, err, sizeof err);
+        st = vm_run_script(v, code, len, chunk, err, sizeof err);
         cli_cancel_end();
         status = st == SANDBOX_OK ? CLI_OK : CLI_FAIL;
+        use = vm_usage(v);
     }
-    sandbox_usage use = sandbox_get_usage(sb);
+    vm_close(v);
     if (c.json) {
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddBoolToObject(doc, "ok", status == CLI_OK);

@@ -68,6 +68,7 @@ static const char usage[] =
     "  --max-instructions N  instruction budget (default 10000000)\n"
     "  --max-memory BYTES    memory cap, k/M/G suffixes allowed (default 16M)\n"
     "  --timeout-ms N        wall-clock limit (default 300000)\n"
+    "  --in-process          run Lua in this process, not in a worker (debugging only)\n"
     "  --json                print the mission report as one JSON document\n"
     "  --db FILE             the mission store every run is recorded in (default\n"
     "                        $ALOFT_DB, else $XDG_DATA_HOME/aloft/aloft.db)\n"

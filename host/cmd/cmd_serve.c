@@ -58,6 +58,8 @@ static const char usage[] =
     "  --max-instructions N  instruction budget per mission (default 10000000)\n"
     "  --max-memory BYTES    memory cap per mission, k/M/G suffixes (default 16M)\n"
     "  --timeout-ms N        wall-clock limit per mission (default 300000)\n"
+    "  --in-process          run Lua in this process, not in worker processes\n"
+    "                        (debugging only; ALOFT_WORKERS sets the pool's size)\n"
     "\n"
     "Every mission is recorded in the store like `aloft run --task`.\n"
     "Ctrl-C cancels the missions (the drones hover, then land) and exits.\n"

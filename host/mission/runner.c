@@ -12,6 +12,7 @@
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "minispec/stream_exec.h"
+#include "worker/vm.h"
 #include "vision/pipeline.h"
 
 #include <lauxlib.h>
@@ -24,6 +25,8 @@ store_status runner_store_status(runner_status st)
     switch (st) {
     case RUNNER_OK: return STORE_OK;
     case RUNNER_CANCELLED: return STORE_CANCELLED;
+    case RUNNER_CRASHED: return STORE_CRASHED;
+    case RUNNER_HUNG: return STORE_HUNG;
     default: return STORE_FAILED;
     }
 }
@@ -46,7 +49,8 @@ struct runner_session {
     const runner_opts *o;
     sandbox *sb;
     skill_ctx ctx;
-    ms_exec *x;    /* the current plan's executor */
+    vm *vm;        /* the mission's VM: a worker process, or in this process */
+    bool begun;    /* a plan was begun */
     cJSON *result; /* the last plan's result, when it ran to its end */
     double t0, exec_ms;
     int plans; /* plans begun: the current one's number in the mission */
@@ -165,18 +169,6 @@ cJSON *runner_output_lines(const sandbox *sb)
     return logs;
 }
 
-static cJSON *lua_to_json(lua_State *L, int idx)
-{
-    switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN: return cJSON_CreateBool(lua_toboolean(L, idx));
-    case LUA_TNUMBER: return cJSON_CreateNumber(lua_tonumber(L, idx));
-    case LUA_TSTRING: return cJSON_CreateString(lua_tostring(L, idx));
-    case LUA_TNIL:
-    case LUA_TNONE: return cJSON_CreateNull();
-    default: return cJSON_CreateString(luaL_typename(L, idx));
-    }
-}
-
 cJSON *runner_report_new(const char *plan, size_t len)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -292,7 +284,8 @@ runner_session *runner_session_open(const runner_opts *o, char *err, size_t errl
         ctx->observe = observe_recorded;
         ctx->observe_ud = rs;
     }
-    if (skills_bind(ctx, err, errlen)) {
+    if (skills_bind(ctx, err, errlen) ||
+        !(rs->vm = vm_open(ctx, &o->limits, o->in_process, err, errlen))) {
         skills_release(ctx);
         sandbox_free(rs->sb);
         free(rs);
@@ -300,6 +293,11 @@ runner_session *runner_session_open(const runner_opts *o, char *err, size_t errl
     }
     if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, rs->sb);
     return rs;
+}
+
+struct vm *runner_session_vm(runner_session *s)
+{
+    return s->vm;
 }
 
 sandbox *runner_session_sandbox(runner_session *s)
@@ -314,13 +312,14 @@ skill_ctx *runner_session_ctx(runner_session *s)
 
 int runner_session_begin(runner_session *s)
 {
-    ms_exec_free(s->x);
-    s->x = ms_exec_new(s->sb);
+    char err[256];
     s->ctx.replan = false;
     s->ctx.replan_reason[0] = '\0';
     s->npending = 0;
     s->plans++;
-    return s->x ? 0 : -1;
+    /* A worker lost here ends the plan at its first event, as crashed. */
+    s->begun = vm_begin(s->vm, err, sizeof err) == 0 || vm_lost(s->vm) != SANDBOX_OK;
+    return s->begun ? 0 : -1;
 }
 
 /* Runs the plan statement by statement through the MiniSpec stream
@@ -332,19 +331,18 @@ sandbox_status runner_session_event(runner_session *s, const ms_event *ev, const
                                     bool *ran, char *err, size_t errlen)
 {
     if (ran) *ran = false;
-    if (!s->x) {
+    if (!s->begun) {
         snprintf(err, errlen, "no plan was begun");
         return SANDBOX_ERROR;
     }
-    if (ms_exec_finished(s->x)) return SANDBOX_OK;
+    if (vm_finished(s->vm)) return SANDBOX_OK;
     ms_event_kind k = ev->kind;
     s->src = src; /* valid while this event runs: the text grows only between events */
     if (k == MS_EV_STATEMENT || k == MS_EV_BLOCK_BEGIN) pending_add(s, ev);
-    int before = ms_exec_statements_run(s->x);
     double t = clock_now_ms();
-    sandbox_status st = ms_exec_event(s->x, ev, err, errlen);
+    bool did = false;
+    sandbox_status st = vm_event(s->vm, ev, &did, err, errlen);
     s->exec_ms += clock_now_ms() - t;
-    bool did = ms_exec_statements_run(s->x) > before;
     if (ran) *ran = did;
     if (k == MS_EV_STATEMENT) pending_flush(s, did);
     if (k == MS_EV_BLOCK_END) pending_flush(s, false);
@@ -353,7 +351,7 @@ sandbox_status runner_session_event(runner_session *s, const ms_event *ev, const
 
 bool runner_session_finished(const runner_session *s)
 {
-    return !s->x || ms_exec_finished(s->x);
+    return !s->begun || vm_finished(s->vm);
 }
 
 void runner_session_end(runner_session *s, sandbox_status st, const char *err, runner_outcome *out)
@@ -361,12 +359,7 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
     pending_flush(s, false);
     cJSON_Delete(s->result);
     s->result = NULL;
-    if (st == SANDBOX_OK && s->x) {
-        lua_State *L = sandbox_lua(s->sb);
-        ms_exec_push_result(s->x);
-        s->result = lua_to_json(L, -1);
-        lua_pop(L, 1);
-    }
+    if (st == SANDBOX_OK && s->begun) s->result = vm_result(s->vm);
     drone *d = s->o->world->drone;
     d->ops->hover(d);
     /* A trip the watch handled between calls (mission/watch.h) that no
@@ -379,6 +372,8 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
     out->sandbox = st;
     out->status = st == SANDBOX_OK          ? RUNNER_OK
                   : st == SANDBOX_CANCELLED ? RUNNER_CANCELLED
+                  : st == SANDBOX_CRASHED   ? RUNNER_CRASHED
+                  : st == SANDBOX_HUNG      ? RUNNER_HUNG
                                             : RUNNER_FAILED;
     if (s->o->record && mission_record_error(s->o->record)) {
         /* The store failed and stopped the plan: say so, not "cancelled". */
@@ -427,7 +422,7 @@ void runner_session_close(runner_session *s, cJSON *doc, bool ok)
     runner_report_set(doc, "exec_ms", cJSON_CreateNumber(s->exec_ms));
     runner_report_set(doc, "total_ms", cJSON_CreateNumber(clock_now_ms() - s->t0));
     cJSON_Delete(s->result);
-    ms_exec_free(s->x);
+    vm_close(s->vm);
     skills_release(ctx);
     sandbox_free(s->sb);
     free(s);

@@ -27,6 +27,8 @@ typedef enum runner_status {
     RUNNER_FAILED,    /* a Lua or skill error, or a limit (see .sandbox) */
     RUNNER_REPLAN,    /* the plan called replan */
     RUNNER_CANCELLED, /* sandbox_cancel (Ctrl-C, stop button) */
+    RUNNER_CRASHED,   /* the worker process running the VM died or was cut off */
+    RUNNER_HUNG,      /* the worker did not end by its deadline or cancel: killed */
 } runner_status;
 
 /* The status a mission whose last plan ended with ST is recorded with (a
@@ -57,6 +59,9 @@ typedef struct runner_opts {
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
     runner_outcome *outcome; /* filled when not NULL */
+    /* Run the VM in this process even when workers are enabled (worker/vm.h):
+     * verification, whose worlds are simulated. */
+    bool in_process;
     /* Every skill event, after the progress line; may be NULL (the mission
      * controller hooks in here). */
     void (*on_skill_event)(void *ud, const skill_event *ev);
@@ -98,7 +103,13 @@ typedef struct runner_session runner_session;
  * O->on_sandbox with it. O must outlive the session. NULL with a message. */
 runner_session *runner_session_open(const runner_opts *o, char *err, size_t errlen);
 
-/* The session's sandbox and skill context (for cancel and counters). */
+struct vm;
+/* The session's VM (worker/vm.h: a worker process, or in process). */
+struct vm *runner_session_vm(runner_session *s);
+
+/* The session's sandbox and skill context (for cancel and counters). With a
+ * worker process the sandbox is the host's side of the VM: cancelling it
+ * cancels the VM; running code in it runs in this process. */
 sandbox *runner_session_sandbox(runner_session *s);
 skill_ctx *runner_session_ctx(runner_session *s);
 

@@ -1,5 +1,6 @@
 /* The watchdog: see watchdog.h. */
 #include "mission/watchdog.h"
+#include "worker/vm.h"
 
 #include "clock.h"
 #include "errmsg.h"
@@ -76,6 +77,10 @@ static void *watch_main(void *arg)
             sandbox_cancel(sb);
             char msg[300];
             w->fire(w->ud, sb, (watchdog_why)why, message(why, msg, sizeof msg));
+            /* The drone is down and the mission recorded: now the VM goes,
+             * with the worker process it runs in (nothing in process), and
+             * the mission's thread, waiting on it, comes back. */
+            vm_kill_sandbox(sb, msg);
             pthread_mutex_lock(&w->lock);
             w->firing = false;
             w->fired = true;

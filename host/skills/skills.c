@@ -180,6 +180,16 @@ static int load_run_function(skill_ctx *ctx, skill_binding *b, char *err, size_t
 /* High-level skills are compiled on first use: most missions call few. */
 static int call_high_level(lua_State *L, skill_binding *b, int nargs)
 {
+    if (b->ctx->run_high) {
+        /* the skill's Lua runs where the VM is (a worker process) */
+        char err[1024];
+        b->ctx->depth++;
+        int rc = b->ctx->run_high(b->ctx->run_high_ud, L, b->skill, nargs, err, sizeof err);
+        b->ctx->depth--;
+        if (rc == 0) return 1;
+        sandbox_check(L);
+        return luaL_error(L, "%s", err);
+    }
     if (b->run_ref == LUA_NOREF) {
         char err[512];
         if (load_run_function(b->ctx, b, err, sizeof err)) {
@@ -243,16 +253,16 @@ static int skills_dispatch(lua_State *L)
 /* ---- binding ----------------------------------------------------------------- */
 
 /* Runs a chunk that must return a value of type WANT, left on the stack. */
-static int load_value(skill_ctx *ctx, const char *code, size_t len, const char *chunk, int want,
+static int load_value(sandbox *sb, const char *code, size_t len, const char *chunk, int want,
                       char *err, size_t errlen)
 {
     char msg[400];
-    if (sandbox_load_cached(ctx->sb, code, len, chunk, msg, sizeof msg) != SANDBOX_OK ||
-        sandbox_call(ctx->sb, 0, 1, msg, sizeof msg) != SANDBOX_OK) {
+    if (sandbox_load_cached(sb, code, len, chunk, msg, sizeof msg) != SANDBOX_OK ||
+        sandbox_call(sb, 0, 1, msg, sizeof msg) != SANDBOX_OK) {
         snprintf(err, errlen, "%s: %s", chunk + 1, msg);
         return -1;
     }
-    lua_State *L = sandbox_lua(ctx->sb);
+    lua_State *L = sandbox_lua(sb);
     if (lua_type(L, -1) != want) {
         snprintf(err, errlen, "%s: must return a %s", chunk + 1, lua_typename(L, want));
         lua_pop(L, 1);
@@ -261,17 +271,17 @@ static int load_value(skill_ctx *ctx, const char *code, size_t len, const char *
     return 0;
 }
 
-static int load_run_function(skill_ctx *ctx, skill_binding *b, char *err, size_t errlen)
+int skills_load_run(sandbox *sb, const skill *s, char *err, size_t errlen)
 {
-    const skill *s = b->skill;
-    lua_State *L = sandbox_lua(ctx->sb);
+    lua_State *L = sandbox_lua(sb);
     char chunk[300];
     snprintf(chunk, sizeof chunk, "@%s", s->path ? s->path : s->name);
     if (s->lua_code) {
-        if (load_value(ctx, s->lua_code, strlen(s->lua_code), chunk, LUA_TFUNCTION, err, errlen))
+        if (load_value(sb, s->lua_code, strlen(s->lua_code), chunk, LUA_TFUNCTION, err, errlen))
             return -1;
     } else {
-        if (load_value(ctx, s->source, strlen(s->source), chunk, LUA_TTABLE, err, errlen))
+        if (load_value(sb, s->source ? s->source : "", s->source ? strlen(s->source) : 0, chunk,
+                       LUA_TTABLE, err, errlen))
             return -1;
         if (lua_getfield(L, -1, "run") != LUA_TFUNCTION) {
             snprintf(err, errlen, "%s: 'run' must be a function", chunk + 1);
@@ -280,12 +290,17 @@ static int load_run_function(skill_ctx *ctx, skill_binding *b, char *err, size_t
         }
         lua_remove(L, -2);
     }
-    b->run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
 }
 
-/* Every lua/NAME.lua returns a table that becomes the read-only global NAME. */
-static int load_runtime(skill_ctx *ctx, char *err, size_t errlen)
+static int load_run_function(skill_ctx *ctx, skill_binding *b, char *err, size_t errlen)
+{
+    if (skills_load_run(ctx->sb, b->skill, err, errlen)) return -1;
+    b->run_ref = luaL_ref(sandbox_lua(ctx->sb), LUA_REGISTRYINDEX);
+    return 0;
+}
+
+int skills_load_runtime(sandbox *sb, char *err, size_t errlen)
 {
     for (const embedded_file *f = embedded_files; f->path; f++) {
         if (strncmp(f->path, "lua/", 4) != 0) continue;
@@ -294,8 +309,8 @@ static int load_runtime(skill_ctx *ctx, char *err, size_t errlen)
         snprintf(name, sizeof name, "%s", f->path + 4);
         char *dot = strrchr(name, '.');
         if (dot) *dot = '\0';
-        if (load_value(ctx, f->data, f->len, chunk, LUA_TTABLE, err, errlen)) return -1;
-        sandbox_set_global_table(ctx->sb, name);
+        if (load_value(sb, f->data, f->len, chunk, LUA_TTABLE, err, errlen)) return -1;
+        sandbox_set_global_table(sb, name);
     }
     return 0;
 }
@@ -324,7 +339,7 @@ int skills_bind(skill_ctx *ctx, char *err, size_t errlen)
         sandbox_set_global(ctx->sb, b->skill->name, skills_dispatch, b);
         if (b->skill->alias[0]) sandbox_set_global(ctx->sb, b->skill->alias, skills_dispatch, b);
     }
-    return load_runtime(ctx, err, errlen);
+    return skills_load_runtime(ctx->sb, err, errlen);
 }
 
 void skills_release(skill_ctx *ctx)

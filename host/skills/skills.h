@@ -85,7 +85,13 @@ typedef struct skill_ctx {
     char replan_reason[256];
     double first_action_ms; /* first MOVES/SEES call, -1 until then */
     int depth;
-    double t0_ms;   /* clock_now_ms() at mission start; 0 = set by skills_bind */
+    double t0_ms; /* clock_now_ms() at mission start; 0 = set by skills_bind */
+    /* Where high-level skills' Lua runs when the VM is in a worker process
+     * (worker/vm.h): called by the dispatch after its checks and record,
+     * with the converted arguments at 1..NARGS of L; pushes one value and
+     * returns 0, or returns -1 with a message. NULL: in CTX->sb. */
+    int (*run_high)(void *ud, lua_State *L, const skill *s, int nargs, char *err, size_t errlen);
+    void *run_high_ud;
     void *bindings; /* private to skills.c */
 } skill_ctx;
 
@@ -93,6 +99,13 @@ typedef struct skill_ctx {
  * files. A high-level skill's file is loaded on its first call. Returns 0, or
  * -1 with a message. */
 int skills_bind(skill_ctx *ctx, char *err, size_t errlen);
+
+/* Runs every lua/NAME.lua runtime file in SB, each becoming the read-only
+ * global NAME (skills_bind does it; a worker's VM too). 0, or -1. */
+int skills_load_runtime(sandbox *sb, char *err, size_t errlen);
+
+/* Pushes high-level skill S's run function, compiled in SB. 0, or -1. */
+int skills_load_run(sandbox *sb, const skill *s, char *err, size_t errlen);
 
 /* Frees what skills_bind allocated in CTX (not the sandbox or registry). */
 void skills_release(skill_ctx *ctx);

@@ -101,6 +101,7 @@ const char *store_status_name(store_status st)
     case STORE_CANCELLED: return "cancelled";
     case STORE_INTERRUPTED: return "interrupted";
     case STORE_HUNG: return "hung";
+    case STORE_CRASHED: return "crashed";
     }
     return "?";
 }

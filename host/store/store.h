@@ -26,7 +26,7 @@
 
 /* The schema version this build writes; store_open migrates older ones and
  * refuses newer ones. */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct store store;
 typedef struct store_mission store_mission;
@@ -37,7 +37,8 @@ typedef enum store_status {
     STORE_FAILED,
     STORE_CANCELLED,
     STORE_INTERRUPTED,
-    STORE_HUNG, /* the VM did not end: the watchdog landed the drone (SPEC §6) */
+    STORE_HUNG,    /* the VM did not end: the watchdog landed the drone (SPEC §6) */
+    STORE_CRASHED, /* the worker process running the VM died (SPEC §6) */
 } store_status;
 
 /* "running", "ok", "failed", "cancelled", "interrupted", "hung". */

@@ -158,6 +158,28 @@ static const char *const migrations[] = {
     " INSERT INTO objects_at VALUES (new.id, new.x, new.x, new.y, new.y, new.z, new.z); END;"
     "CREATE TRIGGER objects_at_delete AFTER DELETE ON objects BEGIN"
     " DELETE FROM objects_at WHERE id = old.id; END;",
+    /* 5 -> 6: status 'crashed' (a mission whose worker process died, SPEC
+     * §6). Rebuilt as for 'hung' (1 -> 2), with the column world of 2 -> 3. */
+    "CREATE TABLE missions_v6("
+    " id INTEGER PRIMARY KEY,"
+    " task TEXT,"
+    " status TEXT NOT NULL DEFAULT 'running'"
+    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted','hung','crashed')),"
+    " started TEXT NOT NULL,"
+    " ended TEXT,"
+    " duration_ms REAL,"
+    " drone TEXT, model TEXT, seed INTEGER,"
+    " scene TEXT,"
+    " params TEXT,"
+    " replay_of INTEGER REFERENCES missions(id),"
+    " owner TEXT,"
+    " error TEXT,"
+    " result TEXT,"
+    " world TEXT);"
+    "INSERT INTO missions_v6 SELECT * FROM missions;"
+    "DROP TABLE missions;"
+    "ALTER TABLE missions_v6 RENAME TO missions;"
+    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

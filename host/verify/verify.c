@@ -368,6 +368,7 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
         .on_sandbox_ud = o->on_sandbox_ud,
         .on_skill_event = on_skill_event,
         .on_skill_event_ud = &r,
+        .in_process = true, /* execute() runs the session's sandbox itself */
     };
     char msg[1024] = "";
     runner_session *s = runner_session_open(&ro, msg, sizeof msg);

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -376,6 +377,17 @@ static void fix_arena_limit(void)
     mallopt(M_ARENA_MAX, per_cpu * get_nprocs());
 }
 
+/* When a thread's arena gives memory back, glibc's malloc first reads
+ * /proc/sys/vm/overcommit_memory (once, the first time it shrinks such a
+ * heap): a forbidden open in the middle of a free. A trim threshold no heap
+ * reaches means no heap is shrunk, so that file is never read; the price is
+ * that a worker keeps the memory its busiest moment took, which the
+ * sandbox's cap per mission bounds. */
+static void fix_trim(void)
+{
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
+
 /* LeakSanitizer's check at exit stops the process's threads with ptrace
  * from a helper it clones: forbidden once confined. A sanitized build checks
  * for leaks here instead, before the filter (this also turns off the check
@@ -395,6 +407,7 @@ int confine_enter(const struct confine_limits *lim, int keep_fd, char *err, size
     if (close_others(keep_fd, err, errlen)) return -1;
     load_time_zone();
     fix_arena_limit();
+    fix_trim();
     check_leaks_now();
     scmp_filter_ctx ctx = build_filter(keep_fd, err, errlen);
     if (!ctx) return -1;

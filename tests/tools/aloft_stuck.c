@@ -6,13 +6,17 @@
  */
 #include "sandbox/sandbox.h"
 
-#include <unistd.h>
+#include <time.h>
 
 static _Noreturn int stuck_forever(lua_State *L)
 {
     (void)L;
-    for (;;)
-        pause(); /* returns after each signal handler: carry on waiting */
+    /* nanosleep, not pause: a confined worker (SPEC §6) may sleep, and
+     * this must stay stuck there, not die of a forbidden call */
+    for (;;) {
+        struct timespec t = {1, 0};
+        nanosleep(&t, NULL);
+    }
 }
 
 void sandbox_test_globals(sandbox *sb);

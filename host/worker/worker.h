@@ -1,0 +1,22 @@
+/*
+ * The worker process (SPEC §6): `aloft __worker FD`, started by the host
+ * (vm_pool.c), never by a user. It holds Lua states only: one sandbox per
+ * mission, each on its own thread, and the skills there are stubs that ask
+ * the host through FD. Everything else (drivers, the constraint check, the
+ * store, the LLM, files, the network) stays in the host.
+ *
+ * Test-only: ALOFT_TEST_WORKER=flood makes the worker answer its first
+ * mission's first work (its first plan or script) with a flood of frames,
+ * =malformed with a frame header that is not one, =hang with silence, and
+ * =open, =socket or =execve with that system call after confinement; the
+ * tests of the host's defences (tests/test_worker_*.py) set it. Nothing else
+ * reads that variable.
+ */
+#ifndef ALOFT_WORKER_WORKER_H
+#define ALOFT_WORKER_WORKER_H
+
+/* The worker's main: ARGV[1] is the socket's descriptor. Returns the exit
+ * status (0 when the host closed the socket). */
+int worker_main(int argc, char **argv);
+
+#endif
