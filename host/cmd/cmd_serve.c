@@ -41,6 +41,10 @@ static const char usage[] =
     "                          sim             the simulator in --scene\n"
     "                          tello[:HOST]    a Tello (default 192.168.10.1);\n"
     "                                          --scene gives its limits\n"
+    "                          mavlink[:URL]   a PX4 or ArduPilot vehicle (default\n"
+    "                                          udpin:0.0.0.0:14540); several on one\n"
+    "                                          link each fly the first vehicle\n"
+    "                                          not flown yet; --scene gives limits\n"
     "                        (default: one simulator in --scene)\n"
     "  --scene FILE          the scene of `--drone sim`\n" CLI_LLM_HELP
     "  --time-scale X        simulated seconds per real second (default 1)\n"

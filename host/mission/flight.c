@@ -205,10 +205,12 @@ static int open_world(flight *fl, char *err, size_t errlen)
 {
     const flight_config *c = fl->c;
     mission_world *w = &fl->world;
-    if (c->tello) {
-        drone *drv = tello_new(c->tello, err, errlen);
+    bool real = c->tello || c->mavlink;
+    if (real) {
+        drone *drv =
+            c->tello ? tello_new(c->tello, err, errlen) : mavlink_new(c->mavlink, err, errlen);
         if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
-        if (c->progress)
+        if (c->progress && c->tello)
             fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
                     c->tello->port);
         w->drone->abort = launch_aborted;
@@ -221,14 +223,14 @@ static int open_world(flight *fl, char *err, size_t errlen)
     }
     if (!c->vision) return 0;
     vision_options vo = *c->vision;
-    if (vo.det.kind == VISION_DETECTOR_SIM && c->tello) return 0;   /* no camera */
+    if (vo.det.kind == VISION_DETECTOR_SIM && real) return 0;       /* no camera */
     if (vo.det.kind == VISION_DETECTOR_SIM && !vo.source) return 0; /* the sim's camera */
     char src[32];
     /* The Tello streams since connect sent `streamon`. */
     if (!vo.source && c->tello) vo.source = tello_video_source(c->tello, src, sizeof src);
     if (mission_world_eyes(w, &vo, err, errlen)) return -1;
     if (c->progress) fprintf(c->progress, "vision: %s\n", vision_pipeline_describe(w->eyes));
-    return c->tello ? not_cancelled(fl, err, errlen) : 0;
+    return real ? not_cancelled(fl, err, errlen) : 0;
 }
 
 /* ---- flying ----------------------------------------------------------- */

@@ -3,6 +3,7 @@
 
 #include "drone/scene.h"
 #include "drone/sim.h"
+#include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "llm/prompt.h"
 #include "mission/flight.h"
@@ -24,6 +25,8 @@ typedef struct web_drone {
     char spec[300];
     bool tello;
     tello_config tcfg;
+    bool mavlink;
+    mavlink_config mcfg;
     scene *scene;     /* the simulator's scene, or the Tello's limits (or NULL) */
     char *scene_path; /* its file */
     char *scene_json; /* the scene file's text, recorded with each mission */
@@ -127,13 +130,24 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
         /* The Tello keeps the default limits unless --scene gives some. */
         return default_scene ? load_scene(d, default_scene, err, errlen) : 0;
     }
+    mavlink_config_init(&d->mcfg);
+    r = mavlink_config_option(&d->mcfg, "drone", spec, msg, sizeof msg);
+    if (r < 0) return snprintf(err, errlen, "%s", msg), -1;
+    if (r == 1) {
+        /* Several on one link: each flies the first vehicle no other one
+         * flies. Limits as for the Tello. */
+        d->mavlink = true;
+        return default_scene ? load_scene(d, default_scene, err, errlen) : 0;
+    }
     const char *path = NULL;
     if (strcmp(spec, "sim") == 0)
         path = default_scene;
     else if (strncmp(spec, "sim:", 4) == 0 && spec[4])
         path = spec + 4;
     else
-        return snprintf(err, errlen, "--drone %s: expected sim:SCENE, sim, tello or tello:HOST",
+        return snprintf(err, errlen,
+                        "--drone %s: expected sim:SCENE, sim, tello, tello:HOST, mavlink or "
+                        "mavlink:URL",
                         spec),
                -1;
     if (!path) return snprintf(err, errlen, "--drone sim needs --scene FILE"), -1;
@@ -280,7 +294,7 @@ cJSON *web_fleet_json(web_fleet *f)
         if (n >= 0) vision_describe(objs, n, desc, sizeof desc);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", i);
-        cJSON_AddStringToObject(o, "kind", d->tello ? "tello" : "sim");
+        cJSON_AddStringToObject(o, "kind", d->tello ? "tello" : d->mavlink ? "mavlink" : "sim");
         cJSON_AddStringToObject(o, "spec", d->spec);
         pthread_mutex_lock(&d->lock);
         cJSON_AddBoolToObject(o, "busy", d->busy);
@@ -500,6 +514,9 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
         fc->tello = &d->tcfg;
         snprintf(name, namelen, "tello:%s", d->tcfg.host);
         fc->drone_name = name;
+    } else if (d->mavlink) {
+        fc->mavlink = &d->mcfg;
+        fc->drone_name = mavlink_config_name(&d->mcfg, name, namelen);
     }
     fc->sim = (sim_options){
         .time_scale = c->time_scale, .seed = c->seed, .on_pose = moved, .on_pose_ud = d};
