@@ -15,6 +15,7 @@ const CMD = {
 };
 const LANDED = { UNDEFINED: 0, ON_GROUND: 1, IN_AIR: 2, TAKEOFF: 3, LANDING: 4 };
 const COMPID = 1;
+const POSITION_MSGS = ['LOCAL_POSITION_NED', 'GLOBAL_POSITION_INT', 'HOME_POSITION'];
 
 class Vehicle {
   constructor(sysid, index, personality, link, log, opts) {
@@ -243,6 +244,8 @@ class Vehicle {
       this.send('HEARTBEAT', telemetry.heartbeat(this));
     }
     for (const [name, ms] of this.intervals) {
+      // Neither autopilot reports a position before its estimator has one.
+      if (!this.ready() && POSITION_MSGS.includes(name)) continue;
       const last = this.lastSent.get(name) || -Infinity;
       if (now - last >= ms) {
         this.lastSent.set(name, now);
