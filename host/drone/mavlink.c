@@ -191,15 +191,36 @@ typedef struct goal {
     double tol_cm, tol_deg;
 } goal;
 
+#define SETTLED_CM_S 50 /* slower than this at the target: arrived, not passing */
+
+static bool near(const drone_pose *a, const drone_pose *b, double tol_cm)
+{
+    double dx = a->x - b->x, dy = a->y - b->y, dz = a->z - b->z;
+    return sqrt(dx * dx + dy * dy + dz * dz) <= tol_cm;
+}
+
 static bool reached(mavlink_drv *m, void *ud)
 {
     const goal *g = ud;
     drone_state st = mavlink_state_locked(m);
-    if (g->position) {
-        double dx = st.pose.x - g->to.x, dy = st.pose.y - g->to.y, dz = st.pose.z - g->to.z;
-        if (!(sqrt(dx * dx + dy * dy + dz * dz) <= g->tol_cm)) return false;
-    }
+    if (g->position && (!near(&st.pose, &g->to, g->tol_cm) ||
+                        !(sqrt(st.vx * st.vx + st.vy * st.vy + st.vz * st.vz) < SETTLED_CM_S)))
+        return false;
     return !g->heading || heading_diff(st.pose.yaw, g->to.yaw) <= g->tol_deg;
+}
+
+/* Where the next motion starts: the last target while the vehicle is
+ * there (so that the tolerance of one motion does not add up over a
+ * plan), else where it is. */
+static drone_state motion_base(mavlink_drv *m)
+{
+    pthread_mutex_lock(&m->lock);
+    drone_state st = mavlink_state_locked(m);
+    if (m->have_goal && near(&st.pose, &m->goal, m->cfg.tolerance_cm) &&
+        heading_diff(st.pose.yaw, m->goal.yaw) <= m->cfg.yaw_tolerance_deg)
+        st.pose = m->goal;
+    pthread_mutex_unlock(&m->lock);
+    return st;
 }
 
 /* Checks the step FROM -> TO with the constraint guard, sends the target,
@@ -213,6 +234,12 @@ static int fly_to(mavlink_drv *m, const drone_pose *from, const goal *g, double 
     if (mavlink_set_target(m, &g->to, err, errlen)) return -1;
     int rc = mavlink_wait(m, reached, (void *)g, limit_ms, true, what, err, errlen);
     if (rc && !m->lost) mavlink_hold_here(m);
+    if (rc == 0) {
+        pthread_mutex_lock(&m->lock);
+        m->goal = g->to;
+        m->have_goal = true;
+        pthread_mutex_unlock(&m->lock);
+    }
     return rc;
 }
 
@@ -239,7 +266,7 @@ static int mav_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
     mavlink_drv *m = drv(d);
     if (usable(m, err, errlen)) return -1;
     if (cm < 0) return errmsg_set(err, errlen, "distance %d cm is negative", cm);
-    drone_state st = state_now(m);
+    drone_state st = motion_base(m);
     goal g = {drone_pose_after(&st.pose, dir, cm), true, true, m->cfg.tolerance_cm,
               m->cfg.yaw_tolerance_deg * 3};
     static const char *const words[] = {"forward", "back", "left", "right", "up", "down"};
@@ -252,7 +279,7 @@ static int mav_turn(drone *d, int degrees, char *err, size_t errlen)
 {
     mavlink_drv *m = drv(d);
     if (usable(m, err, errlen)) return -1;
-    drone_state st = state_now(m);
+    drone_state st = motion_base(m);
     double start = st.pose.yaw;
     char what[64];
     snprintf(what, sizeof what, "turn %d", degrees);
@@ -265,17 +292,19 @@ static int mav_turn(drone *d, int degrees, char *err, size_t errlen)
         g.to.yaw = heading_wrap(start + (double)degrees * k / steps);
         double limit = fabs((double)degrees / steps) / 30 * 1000 + SLACK_MS;
         if (fly_to(m, &st.pose, &g, limit, what, err, errlen)) return -1;
-        drone_state now = state_now(m);
-        st.pose.yaw = now.pose.yaw;
+        st.pose = g.to;
     }
     return 0;
 }
 
+/* Holds at the last target while the vehicle is there, else where it is. */
 static int mav_hover(drone *d)
 {
     mavlink_drv *m = drv(d);
-    if (m->flying && !m->lost) mavlink_hold_here(m);
-    return 0;
+    if (!m->flying || m->lost) return 0;
+    drone_state st = motion_base(m);
+    char err[256];
+    return mavlink_set_target(m, &st.pose, err, sizeof err);
 }
 
 static int mav_wait(drone *d, int ms, char *err, size_t errlen)
@@ -292,13 +321,6 @@ static int mav_get_state(drone *d, drone_state *out)
 }
 
 /* ---- takeoff ----------------------------------------------------------------- */
-
-static bool at_height(mavlink_drv *m, void *ud)
-{
-    double want = *(double *)ud;
-    drone_state st = mavlink_state_locked(m);
-    return (st.known & DRONE_KNOWN_HEIGHT) && st.pose.z >= want;
-}
 
 static bool climbing(mavlink_drv *m)
 {
@@ -365,11 +387,17 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
         pthread_mutex_lock(&m->lock);
         m->flying = true;
         pthread_mutex_unlock(&m->lock);
-        double want = up.z - m->cfg.tolerance_cm;
-        rc = mavlink_wait(m, at_height, &want, up.z / CLIMB_CM_S * 1000 + SLACK_MS, true,
+        goal g = {up, true, false, m->cfg.tolerance_cm, 0};
+        rc = mavlink_wait(m, reached, &g, up.z / CLIMB_CM_S * 1000 + SLACK_MS, true,
                           "the climb to the take-off height", err, errlen);
     }
     if (rc == 0 && !px4) rc = mavlink_set_target(m, &up, err, errlen);
+    if (rc == 0) {
+        pthread_mutex_lock(&m->lock);
+        m->goal = up;
+        m->have_goal = true;
+        pthread_mutex_unlock(&m->lock);
+    }
     if (rc && !m->lost && climbing(m)) mavlink_hold_here(m);
     if (rc && !climbing(m)) {
         pthread_mutex_lock(&m->lock);

@@ -243,6 +243,8 @@ void mavlink_hold_here(mavlink_drv *m)
     drone_state st = mavlink_state_locked(m);
     target_at(m, &st.pose);
     m->streaming = true;
+    m->goal = st.pose;
+    m->have_goal = true;
     pthread_mutex_unlock(&m->lock);
     char err[256];
     mavlink_send_target(m, err, sizeof err);

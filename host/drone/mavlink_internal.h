@@ -130,6 +130,8 @@ typedef struct mavlink_drv {
     bool have_origin;
     bool streaming;             /* the ticker sends TARGET at 10 Hz */
     mav_position_target target; /* NED, yaw in radians */
+    drone_pose goal;            /* the last target reached (world), the base of the next motion */
+    bool have_goal;
     bool flying;
     bool lost; /* the link fell silent: every call fails */
     pthread_t ticker;
