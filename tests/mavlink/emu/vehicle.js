@@ -48,8 +48,10 @@ class Vehicle {
   ready() { return this.now() >= this.opts.bootMs; }
   flying() { return this.armed && this.landed !== LANDED.ON_GROUND; }
 
+  // A state change, with where the vehicle is then (local NED, metres).
   event(what, fields = {}) {
-    this.log.line('state', { sysid: this.sysid, event: what, ...fields });
+    const pos = { x: +this.pos.x.toFixed(3), y: +this.pos.y.toFixed(3), z: +this.pos.z.toFixed(3) };
+    this.log.line('state', { sysid: this.sysid, event: what, ...fields, pos, yaw: +this.yaw.toFixed(3) });
   }
 
   send(name, fields) {
