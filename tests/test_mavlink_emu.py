@@ -282,6 +282,15 @@ def faults(tmp):
     late = [r for r in recv if r["t"] > 2.5]
     check(not late, "silent: nothing heard after going silent: %r" % late[:1])
 
+    # --delay-ms delays each way: an answer comes a round trip later.
+    emu = Emu(tmp, "--personality", "px4", "--listen", "0", "--delay-ms", "400")
+    recv, steps = gcs([cmd(511, param1=32, param2=100000), ack(511, 5000)], connect=emu.port)
+    emu.stop()
+    sent_at = [s["t"] for s in steps if s["do"] == "send"]
+    got_at = [s["got"] and s["t"] for s in steps if s["do"] == "await"]
+    check(sent_at and got_at[0] and got_at[0] - sent_at[0] >= 0.7,
+          "delay: the answer took a round trip of 2 x 400 ms: %r %r" % (sent_at, got_at))
+
     # The emulator always exits, and refuses options it does not know.
     p = subprocess.run([NODE, EMU, "--listen", "0", "--max-runtime-s", "1"], capture_output=True,
                        text=True, timeout=30)
