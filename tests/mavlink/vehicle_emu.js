@@ -29,7 +29,8 @@ const USAGE = `usage: vehicle_emu.js [options]
   --no-ack CMD,...              never answer these MAV_CMD ids
   --garbage P                   put junk bytes before this fraction of frames
   --disarm-delay-s N            disarm when armed on the ground this long (default 10)
-  --offboard-loss-ms N          PX4: leave offboard after N ms without setpoints (500)
+  --offboard-loss-ms N          PX4: leave offboard after N ms without setpoints
+                                (COM_OF_LOSS_T; default 1000)
   --speed M                     horizontal speed, m/s (default 3)
   --climb M                     vertical speed, m/s (default 1.5)
   --battery PCT                 battery at start (default 95)
@@ -63,7 +64,7 @@ function parseArgs(argv) {
   const o = {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
-    noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 500, speed: 3, climb: 1.5,
+    noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
     battery: 95, drainPerS: 0.05,
   };
   for (let i = 0; i < argv.length; i++) {

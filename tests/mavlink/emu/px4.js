@@ -2,9 +2,10 @@
 // PX4's behaviour as its documentation gives it: custom_mode packs the main
 // mode in bits 16-23 and the sub mode (of AUTO) in bits 24-31; offboard is
 // refused unless setpoints have been streaming above 2 Hz for about a
-// second, and left for Hold when they stop (COM_OF_LOSS_T); manual modes
-// are refused with no RC; takeoff by a setpoint in offboard or by
-// MAV_CMD_NAV_TAKEOFF (AUTO.TAKEOFF, then Hold); landing disarms.
+// second, and left for Hold when they stop for COM_OF_LOSS_T (1 s by
+// default); manual modes are refused with no RC; takeoff by a setpoint in
+// offboard or by MAV_CMD_NAV_TAKEOFF (AUTO.TAKEOFF, then Hold); landing
+// disarms.
 const { RESULT, CMD, LANDED } = require('./vehicle');
 const { parseTarget } = require('./targets');
 
