@@ -151,9 +151,27 @@ def two_vehicles(tmp):
               "two vehicles: vehicle %d took off and landed" % sysid)
 
 
+def pick_one(tmp):
+    """Two vehicles send to one udpin port: --mavlink-sysid 2 flies the
+    second and leaves the first alone."""
+    port = free_udp_port()
+    emu = Emu(tmp, "--personality", "px4", "--sysids", "1,2", "--connect", "127.0.0.1:%d" % port)
+    rc, report, err, _ = mission(url_in(port), "mf(100)", tmp, "--mavlink-sysid", "2",
+                                 "--scene", write_scene(tmp))
+    emu.stop()
+    check(rc == 0 and report and report["ok"], "pick one: the mission flies vehicle 2: %d %s"
+          % (rc, err[-300:]))
+    check(not [r for r in emu.entries("recv") if r["sysid"] == 1 and r["msg"] != "HEARTBEAT"],
+          "pick one: vehicle 1 was sent nothing")
+    check(in_order(sequence(emu, 2), ["armed", "landed:TAKEOFF", "landed:ON_GROUND", "disarmed"]),
+          "pick one: vehicle 2 flew: %r" % sequence(emu, 2))
+    check(sequence(emu, 1) == ["mode:AUTO.LOITER"], "pick one: vehicle 1 stayed as it was: %r"
+          % sequence(emu, 1))
+
+
 def main():
     tmp = tempfile.mkdtemp()
-    tests = (px4, ardupilot, lossy, geofence, two_vehicles)
+    tests = (px4, ardupilot, lossy, geofence, two_vehicles, pick_one)
     only = sys.argv[1:]
     for t in tests:
         if not only or t.__name__ in only:
