@@ -429,7 +429,8 @@ static int mav_land(drone *d, char *err, size_t errlen)
     if (!up) return 0;
     if (lost)
         return errmsg_set(err, errlen,
-                          "cannot land: the link to the vehicle is lost (its own failsafe acts)");
+                          "cannot land: the link to the vehicle fell silent; the vehicle's own "
+                          "failsafe acts (return, land or hold, as set on it)");
     float p[7] = {0, 0, 0, NAN, NAN, NAN, NAN};
     fprintf(stderr, "mavlink: landing\n");
     /* land never polls the cancel flag: landing after a cancel must work */

@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,10 @@ typedef struct peer {
 
 struct mavlink_sub {
     mavlink_link *link;
-    int sysid; /* 0: not bound yet */
+    /* 0: not bound yet. Atomic: the driver reads it under its own lock,
+     * which the reader thread takes under the link's (no lock order to
+     * keep). */
+    atomic_int sysid;
     mavlink_on_frame on_frame;
     void *ud;
 };
@@ -250,13 +254,13 @@ static void remember_peer(mavlink_link *l, uint8_t sysid, const struct sockaddr_
 static mavlink_sub *route(mavlink_link *l, const mav_frame *f)
 {
     for (int i = 0; i < l->nsubs; i++)
-        if (l->subs[i]->sysid == f->sysid) return l->subs[i];
+        if (atomic_load(&l->subs[i]->sysid) == f->sysid) return l->subs[i];
     mav_heartbeat hb;
     if (mav_heartbeat_unpack(f, &hb) < 0 || hb.autopilot == MAV_AUTOPILOT_INVALID) return NULL;
     if (f->sysid == l->our_sysid || f->sysid == 0) return NULL;
     for (int i = 0; i < l->nsubs; i++)
-        if (l->subs[i]->sysid == 0) {
-            l->subs[i]->sysid = f->sysid;
+        if (atomic_load(&l->subs[i]->sysid) == 0) {
+            atomic_store(&l->subs[i]->sysid, f->sysid);
             return l->subs[i];
         }
     return NULL;
@@ -371,7 +375,8 @@ mavlink_sub *mavlink_subscribe(const mavlink_url *url, int sysid, int our_sysid,
         errmsg_set(err, errlen, "out of memory");
         return NULL;
     }
-    *s = (mavlink_sub){NULL, sysid, on_frame, ud};
+    s->on_frame = on_frame, s->ud = ud;
+    atomic_init(&s->sysid, sysid);
     pthread_mutex_lock(&table_lock);
     mavlink_link *l = table;
     while (l && !same_url(&l->url, url))
@@ -386,7 +391,8 @@ mavlink_sub *mavlink_subscribe(const mavlink_url *url, int sysid, int our_sysid,
     if (l && !why) {
         pthread_mutex_lock(&l->lock);
         for (int i = 0; i < l->nsubs && !why; i++)
-            if (sysid && l->subs[i]->sysid == sysid) why = "already flies that system id";
+            if (sysid && atomic_load(&l->subs[i]->sysid) == sysid)
+                why = "already flies that system id";
         if (!why && l->nsubs == MAX_SUBS) why = "has as many vehicles as it can take";
         if (!why) l->subs[l->nsubs++] = s, s->link = l;
         pthread_mutex_unlock(&l->lock);
@@ -426,10 +432,7 @@ void mavlink_unsubscribe(mavlink_sub *s)
 
 int mavlink_sub_sysid(const mavlink_sub *s)
 {
-    pthread_mutex_lock(&s->link->lock);
-    int id = s->sysid;
-    pthread_mutex_unlock(&s->link->lock);
-    return id;
+    return atomic_load(&((mavlink_sub *)s)->sysid);
 }
 
 mav_parser_stats mavlink_sub_stats(const mavlink_sub *s)
@@ -449,10 +452,11 @@ static int destination(mavlink_sub *s, struct sockaddr_storage *to, socklen_t *t
         *to = l->dest, *tolen = l->destlen;
         return 0;
     }
+    int sysid = mavlink_sub_sysid(s);
     pthread_mutex_lock(&l->lock);
     int rc = -1;
-    for (int i = 0; i < l->npeers && s->sysid; i++)
-        if (l->peers[i].sysid == s->sysid) *to = l->peers[i].addr, *tolen = l->peers[i].len, rc = 0;
+    for (int i = 0; i < l->npeers && sysid; i++)
+        if (l->peers[i].sysid == sysid) *to = l->peers[i].addr, *tolen = l->peers[i].len, rc = 0;
     pthread_mutex_unlock(&l->lock);
     if (rc) errmsg_set(err, errlen, "no vehicle heard yet on %s:%d", l->url.host, l->url.port);
     return rc;

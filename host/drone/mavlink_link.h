@@ -47,9 +47,10 @@ const char *mavlink_url_format(const mavlink_url *u, char *buf, size_t len);
 
 typedef struct mavlink_link mavlink_link;
 
-/* Called on the link's reader thread with each frame of the subscribed
- * vehicle; must not block for long and must not call back into the link
- * except mavlink_link_send. */
+/* Called on the link's reader thread, with the link's lock held, with each
+ * frame of the subscribed vehicle: it must not block for long and must not
+ * call any mavlink_sub_* function but mavlink_sub_sysid (which takes no
+ * lock), nor wait for a thread that does. */
 typedef void (*mavlink_on_frame)(void *ud, const mav_frame *f);
 
 typedef struct mavlink_sub mavlink_sub;
