@@ -106,7 +106,10 @@ static bool has_pose(mavlink_drv *m, void *ud)
 {
     (void)ud;
     const mavlink_telemetry *t = &m->tm;
-    return t->have_pos && t->pos_valid && t->z_valid && t->have_att && t->yaw_valid;
+    /* the battery too: the mission checks it before the takeoff, and
+     * SYS_STATUS may come after the first position */
+    return t->have_pos && t->pos_valid && t->z_valid && t->have_att && t->yaw_valid &&
+           t->battery_valid;
 }
 
 static const char *autopilot_name(uint8_t a)
@@ -123,7 +126,7 @@ static void missing(mavlink_drv *m, char *buf, size_t len)
              t->have_pos && !(t->pos_valid && t->z_valid) ? "its position is not valid" : "",
              !t->have_att || !t->yaw_valid ? (t->have_pos ? "; no heading yet" : "; no heading")
                                            : "",
-             "");
+             !t->battery_valid ? "; no battery reading yet" : "");
     if (t->prearm[0]) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, " (%s)", t->prearm);
