@@ -146,7 +146,7 @@ static int await_pose(mavlink_drv *m, double end, char *err, size_t errlen)
         if (clock_now_ms() >= end)
             return errmsg_set(err, errlen, "the vehicle is not ready after %.0f s: %s",
                               m->cfg.ready_timeout_ms / 1000.0, what);
-        mavlink_progress(m, "waiting for the vehicle: %s\n", what);
+        mavlink_progress(m, "waiting for the vehicle: %s", what);
         /* the request may have been lost, or the vehicle rebooted */
         if (mavlink_request_streams(m, err, errlen)) return -1;
     }
@@ -156,7 +156,7 @@ static int mav_connect(drone *d, char *err, size_t errlen)
 {
     mavlink_drv *m = drv(d);
     double end = clock_now_ms() + m->cfg.ready_timeout_ms;
-    mavlink_progress(m, "waiting for a vehicle on %s\n", m->name);
+    mavlink_progress(m, "waiting for a vehicle on %s", m->name);
     char werr[300];
     if (mavlink_wait(m, heard_vehicle, NULL, m->cfg.ready_timeout_ms, true, "", werr, sizeof werr))
         return strncmp(werr, "timed out", 9) == 0
@@ -172,7 +172,7 @@ static int mav_connect(drone *d, char *err, size_t errlen)
         return errmsg_set(err, errlen,
                           "vehicle %d runs autopilot %d: aloft flies PX4 (12) and ArduPilot (3)",
                           mavlink_sub_sysid(m->sub), ap);
-    mavlink_progress(m, "vehicle %d: %s, mode %s\n", mavlink_sub_sysid(m->sub), autopilot_name(ap),
+    mavlink_progress(m, "vehicle %d: %s, mode %s", mavlink_sub_sysid(m->sub), autopilot_name(ap),
                      mode);
     if (mavlink_request_streams(m, err, errlen) || await_pose(m, end, err, errlen)) return -1;
     pthread_mutex_lock(&m->lock);
@@ -192,7 +192,28 @@ typedef struct goal {
     drone_pose to;
     bool position, heading;
     double tol_cm, tol_deg;
+    /* A motion shorter than twice the tolerance would count as done before
+     * it started: it must come halfway from FROM first (DEPARTED). */
+    drone_pose from;
+    double depart_cm;
+    bool departed;
 } goal;
+
+/* The goal of a motion FROM -> TO, with the position tolerance cut to half
+ * the distance for a short one (at least 10 cm), which must also get
+ * halfway before it can count as done. */
+static goal goal_of(const mavlink_config *cfg, const drone_pose *from, const drone_pose *to,
+                    bool heading)
+{
+    double dx = to->x - from->x, dy = to->y - from->y, dz = to->z - from->z;
+    double dist = sqrt(dx * dx + dy * dy + dz * dz);
+    goal g = {*to, true, heading, cfg->tolerance_cm, cfg->yaw_tolerance_deg, *from, 0, false};
+    if (dist >= 1 && dist < 2 * cfg->tolerance_cm) { /* a turn (no distance) keeps it whole */
+        g.tol_cm = fmax(10, dist / 2);
+        g.depart_cm = dist / 2;
+    }
+    return g;
+}
 
 #define SETTLED_CM_S 50 /* slower than this at the target: arrived, not passing */
 
@@ -204,8 +225,10 @@ static bool near(const drone_pose *a, const drone_pose *b, double tol_cm)
 
 static bool reached(mavlink_drv *m, void *ud)
 {
-    const goal *g = ud;
+    goal *g = ud;
     drone_state st = mavlink_state_locked(m);
+    if (!g->departed) g->departed = !near(&st.pose, &g->from, g->depart_cm - 1e-9);
+    if (!g->departed) return false;
     if (g->position && (!near(&st.pose, &g->to, g->tol_cm) ||
                         !(sqrt(st.vx * st.vx + st.vy * st.vy + st.vz * st.vz) < SETTLED_CM_S)))
         return false;
@@ -228,14 +251,14 @@ static drone_state motion_base(mavlink_drv *m)
 
 /* Checks the step FROM -> TO with the constraint guard, sends the target,
  * waits until it is reached; on cancel or timeout holds where it is. */
-static int fly_to(mavlink_drv *m, const drone_pose *from, const goal *g, double limit_ms,
+static int fly_to(mavlink_drv *m, const drone_pose *from, goal *g, double limit_ms,
                   const char *what, char *err, size_t errlen)
 {
     if (m->base.check_step &&
         m->base.check_step(m->base.check_step_ud, from, &g->to, what, err, errlen))
         return -1;
     if (mavlink_set_target(m, &g->to, err, errlen)) return -1;
-    int rc = mavlink_wait(m, reached, (void *)g, limit_ms, true, what, err, errlen);
+    int rc = mavlink_wait(m, reached, g, limit_ms, true, what, err, errlen);
     if (rc && !m->lost) mavlink_hold_here(m);
     if (rc == 0) {
         pthread_mutex_lock(&m->lock);
@@ -270,8 +293,9 @@ static int mav_move(drone *d, drone_dir dir, int cm, char *err, size_t errlen)
     if (usable(m, err, errlen)) return -1;
     if (cm < 0) return errmsg_set(err, errlen, "distance %d cm is negative", cm);
     drone_state st = motion_base(m);
-    goal g = {drone_pose_after(&st.pose, dir, cm), true, true, m->cfg.tolerance_cm,
-              m->cfg.yaw_tolerance_deg * 3};
+    drone_pose to = drone_pose_after(&st.pose, dir, cm);
+    goal g = goal_of(&m->cfg, &st.pose, &to, true);
+    g.tol_deg *= 3; /* the heading is only kept */
     static const char *const words[] = {"forward", "back", "left", "right", "up", "down"};
     char what[64];
     snprintf(what, sizeof what, "%s %d", words[dir], cm);
@@ -291,8 +315,9 @@ static int mav_turn(drone *d, int degrees, char *err, size_t errlen)
     int steps = (abs(degrees) + 119) / 120;
     if (steps == 0) steps = 1;
     for (int k = 1; k <= steps; k++) {
-        goal g = {st.pose, true, true, m->cfg.tolerance_cm, m->cfg.yaw_tolerance_deg};
-        g.to.yaw = heading_wrap(start + (double)degrees * k / steps);
+        drone_pose to = st.pose;
+        to.yaw = heading_wrap(start + (double)degrees * k / steps);
+        goal g = goal_of(&m->cfg, &st.pose, &to, true);
         double limit = fabs((double)degrees / steps) / 30 * 1000 + SLACK_MS;
         if (fly_to(m, &st.pose, &g, limit, what, err, errlen)) return -1;
         st.pose = g.to;
@@ -325,12 +350,19 @@ static int mav_get_state(drone *d, drone_state *out)
 
 /* ---- takeoff ----------------------------------------------------------------- */
 
+/* Locked: is the vehicle on its way up (or up)? */
+static bool climbing_locked(mavlink_drv *m, void *ud)
+{
+    (void)ud;
+    drone_state st = mavlink_state_locked(m);
+    return m->tm.landed == MAV_LANDED_STATE_TAKEOFF || m->tm.landed == MAV_LANDED_STATE_IN_AIR ||
+           ((st.known & DRONE_KNOWN_HEIGHT) && st.pose.z > 20);
+}
+
 static bool climbing(mavlink_drv *m)
 {
     pthread_mutex_lock(&m->lock);
-    drone_state st = mavlink_state_locked(m);
-    bool up = mavlink_armed(&m->tm) && (m->tm.landed == MAV_LANDED_STATE_TAKEOFF ||
-                                        m->tm.landed == MAV_LANDED_STATE_IN_AIR || st.pose.z > 20);
+    bool up = climbing_locked(m, NULL);
     pthread_mutex_unlock(&m->lock);
     return up;
 }
@@ -354,11 +386,15 @@ static int takeoff_ardupilot(mavlink_drv *m, const drone_pose *up, char *err, si
     if (mavlink_set_mode_guided(m, err, errlen) || mavlink_arm(m, err, errlen)) return -1;
     float p[7] = {0, 0, 0, NAN, 0, 0, (float)(up->z / 100)};
     char why[300];
-    if (mavlink_command(m, MAV_CMD_NAV_TAKEOFF, p, "the takeoff", false, why, sizeof why) == 0)
+    if (mavlink_command(m, MAV_CMD_NAV_TAKEOFF, p, "the takeoff", NULL, false, why, sizeof why) ==
+        0)
         return 0;
     /* a repeat of a takeoff whose answer was lost is refused while the
-     * first one climbs */
-    if (strcmp(why, "cancelled") != 0 && climbing(m)) return 0;
+     * first one climbs: the telemetry tells (it may be a moment behind) */
+    char werr[300];
+    if (strcmp(why, "cancelled") != 0 && !strstr(why, "fell silent") &&
+        mavlink_wait(m, climbing_locked, NULL, 2000, true, "", werr, sizeof werr) == 0)
+        return 0;
     return errmsg_set(err, errlen, "%s", why);
 }
 
@@ -382,14 +418,14 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
     if (m->base.check_step &&
         m->base.check_step(m->base.check_step_ud, &ground, &up, "takeoff", err, errlen))
         return -1;
-    mavlink_progress(m, "taking off to %.1f m (%s)\n", up.z / 100, px4 ? "OFFBOARD" : "GUIDED");
+    mavlink_progress(m, "taking off to %.1f m (%s)", up.z / 100, px4 ? "OFFBOARD" : "GUIDED");
     int rc =
         px4 ? takeoff_px4(m, &ground, &up, err, errlen) : takeoff_ardupilot(m, &up, err, errlen);
     if (rc == 0) {
         pthread_mutex_lock(&m->lock);
         m->flying = true;
         pthread_mutex_unlock(&m->lock);
-        goal g = {up, true, false, m->cfg.tolerance_cm, 0};
+        goal g = goal_of(&m->cfg, &ground, &up, false);
         rc = mavlink_wait(m, reached, &g, up.z / CLIMB_CM_S * 1000 + SLACK_MS, true,
                           "the climb to the take-off height", err, errlen);
     }
@@ -431,14 +467,14 @@ static int mav_land(drone *d, char *err, size_t errlen)
                           "cannot land: the link to the vehicle fell silent; the vehicle's own "
                           "failsafe acts (return, land or hold, as set on it)");
     float p[7] = {0, 0, 0, NAN, NAN, NAN, NAN};
-    mavlink_progress(m, "landing\n");
+    mavlink_progress(m, "landing");
     /* land never polls the cancel flag: landing after a cancel must work */
-    if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", d->hurry, err, errlen)) return -1;
+    if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", NULL, d->hurry, err, errlen)) return -1;
     pthread_mutex_lock(&m->lock);
     m->streaming = false; /* the vehicle lands in its own landing mode now */
     pthread_mutex_unlock(&m->lock);
     if (d->hurry) {
-        mavlink_progress(m, "the vehicle accepted the landing and lands by itself\n");
+        mavlink_progress(m, "the vehicle accepted the landing and lands by itself");
         return 0;
     }
     double limit = fmax(st.pose.z, 0) / 30.0 * 1000 + 2 * SLACK_MS;

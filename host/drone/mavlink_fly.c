@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#define ACK_WAIT_MS 1000
+#define ACK_WAIT_MS 700
 #define HURRY_ACK_MS 500
 #define COMMAND_TRIES 8
 #define SLICE_MS 50
@@ -115,11 +115,17 @@ typedef struct ack_wait {
     uint16_t cmd;
     bool got;
     uint8_t result;
+    bool (*done)(mavlink_drv *m, void *ud); /* the vehicle shows it done */
 } ack_wait;
 
 static bool ack_came(mavlink_drv *m, void *ud)
 {
     ack_wait *a = ud;
+    if (a->done && a->done(m, NULL)) {
+        a->got = true;
+        a->result = MAV_RESULT_ACCEPTED;
+        return true;
+    }
     if (m->tm.ack_seq == a->seq0) return false;
     a->seq0 = m->tm.ack_seq;
     if (m->tm.ack_cmd != a->cmd) return false; /* the answer to another command */
@@ -144,12 +150,15 @@ static int refused(mavlink_drv *m, const char *what, int result, char *err, size
                       mavlink_result_name(result), *text ? ": " : "", text);
 }
 
+static bool in_guided(mavlink_drv *m, void *ud);
+static bool armed(mavlink_drv *m, void *ud);
+
 int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const char *what,
-                    bool hurry, char *err, size_t errlen)
+                    bool (*done)(mavlink_drv *m, void *ud), bool hurry, char *err, size_t errlen)
 {
     int tries = hurry ? 1 : COMMAND_TRIES;
     for (int i = 0; i < tries; i++) {
-        ack_wait a = {.cmd = cmd};
+        ack_wait a = {.cmd = cmd, .done = done};
         pthread_mutex_lock(&m->lock);
         a.seq0 = m->tm.ack_seq;
         pthread_mutex_unlock(&m->lock);
@@ -198,7 +207,7 @@ int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
     if (already) return 0;
     const char *what = px4 ? "the switch to OFFBOARD" : "the switch to GUIDED";
     float p[7] = {MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, px4 ? PX4_MAIN_OFFBOARD : ARDUCOPTER_GUIDED};
-    if (mavlink_command(m, MAV_CMD_DO_SET_MODE, p, what, false, err, errlen)) return -1;
+    if (mavlink_command(m, MAV_CMD_DO_SET_MODE, p, what, in_guided, false, err, errlen)) return -1;
     return mavlink_wait(m, in_guided, NULL, MODE_WAIT_MS, true, what, err, errlen);
 }
 
@@ -218,15 +227,17 @@ int mavlink_arm(mavlink_drv *m, char *err, size_t errlen)
     for (;;) {
         float p[7] = {1, 0};
         char why[300];
-        if (mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "arming", false, why, sizeof why) ==
-            0)
-            return mavlink_wait(m, armed, NULL, MODE_WAIT_MS, true, "arming", err, errlen);
+        /* accepted: armed now (ArduPilot disarms again unless the takeoff
+         * follows promptly, so no wait for the next HEARTBEAT) */
+        if (mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "arming", armed, false, why,
+                            sizeof why) == 0)
+            return 0;
         if (strcmp(why, "cancelled") == 0 || strstr(why, "fell silent"))
             return errmsg_set(err, errlen, "%s", why);
         if (clock_now_ms() >= end)
             return errmsg_set(err, errlen, "the vehicle is not ready to fly after %.0f s: %s",
                               m->cfg.ready_timeout_ms / 1000.0, why);
-        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting to arm: %s\n", why);
+        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting to arm: %s", why);
         snprintf(last, sizeof last, "%s", why);
         if (mavlink_wait(m, NULL, NULL, 2000, true, "", err, errlen)) return -1;
     }

@@ -148,8 +148,12 @@ int mavlink_send_command(mavlink_drv *m, uint16_t cmd, const float param[7], cha
                          size_t errlen);
 int mavlink_send_command_confirm(mavlink_drv *m, uint16_t cmd, const float param[7],
                                  int confirmation, char *err, size_t errlen);
+/* Sends command CMD until the autopilot answers (or, DONE given, the
+ * vehicle shows it done: a lost ACK), up to 8 times (once when HURRY).
+ * Returns 0 when accepted, else -1 with the result and the autopilot's
+ * latest warning text. */
 int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const char *what,
-                    bool hurry, char *err, size_t errlen);
+                    bool (*done)(mavlink_drv *m, void *ud), bool hurry, char *err, size_t errlen);
 int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen);
 int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen);
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen);
