@@ -162,6 +162,7 @@ class Vehicle:
         self.sock.settimeout(0.02)
         self.lock = threading.Lock()
         self.received = []  # (name, fields) aloft sent, in order
+        self.pos_at = []  # where the vehicle was (NED) as each of them came
         self.pos = [0.0, 0.0, 0.0]  # NED, m
         self.yaw = 0.0
         self.target = None
@@ -245,6 +246,7 @@ class Vehicle:
     def on_message(self, sysid, name, f):
         with self.lock:
             self.received.append((name, f))
+            self.pos_at.append(list(self.pos))
         if name == "COMMAND_LONG" and f["target_system"] == self.sysid:
             self.on_command(f)
         elif name == "SET_POSITION_TARGET_LOCAL_NED" and f["target_system"] == self.sysid:

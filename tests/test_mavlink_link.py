@@ -105,6 +105,21 @@ def flight(db, autopilot, v1=False):
     check(all(x not in names for x in ("PARAM_SET",)), "%s: parameters written" % name)
 
 
+def short_moves(db):
+    # A move shorter than the 30 cm tolerance is flown, not counted done
+    # where it starts: when the turn that follows is sent, the vehicle has
+    # climbed at least halfway (10 cm) past the take-off height.
+    port = free_port()
+    v = mav_peer.Vehicle(port, autopilot=mav_peer.PX4, speed=0.5)
+    rc, doc, err = run(["--drone", url(port), "--plan", "-", "--json", "--db", db],
+                       "mu(20);tc(90)")
+    v.stop()
+    check(rc == 0, "short move: exit %d %s" % (rc, doc.get("error")))
+    at = [p for (n, f), p in zip(v.received, v.pos_at)
+          if n == "SET_POSITION_TARGET_LOCAL_NED" and abs(f["yaw"] - 1.5708) < 0.01]
+    check(at and at[0][2] <= -2.6, "short move: the turn came at %s" % (at[:1],))
+
+
 def routing(db):
     # Two vehicles on one port, each flown in turn by system id: the other
     # one is sent nothing at all (not even our heartbeat).
@@ -204,6 +219,7 @@ def main():
     flight(db, mav_peer.PX4)
     flight(db, mav_peer.ARDUPILOT)
     flight(db, mav_peer.PX4, v1=True)
+    short_moves(db)
     routing(db)
     prearm_refused(db)
     silent_link(db)
