@@ -120,6 +120,22 @@ def short_moves(db):
     check(at and at[0][2] <= -2.6, "short move: the turn came at %s" % (at[:1],))
 
 
+def px4_left_flying(db):
+    # --no-land on PX4: no landing, and the vehicle is handed to its Hold
+    # mode (AUTO.LOITER) before the setpoint stream stops with us.
+    port = free_port()
+    v = mav_peer.Vehicle(port, autopilot=mav_peer.PX4)
+    rc, doc, err = run(["--drone", url(port), "--no-land", "--plan", "-", "--json", "--db", db],
+                       "mu(20)")
+    v.stop()
+    check(rc == 0, "PX4 --no-land: exit %d %s" % (rc, doc.get("error")))
+    modes = [(f["param2"], f["param3"]) for n, f in v.received
+             if n == "COMMAND_LONG" and f["command"] == SET_MODE]
+    check(LAND not in v.commands() and modes[-1:] == [(4, 3)],
+          "PX4 --no-land: commands %s, modes %s" % (v.commands(), modes))
+    check(v.armed, "PX4 --no-land: not left flying")
+
+
 def routing(db):
     # Two vehicles on one port, each flown in turn by system id: the other
     # one is sent nothing at all (not even our heartbeat).
@@ -220,6 +236,7 @@ def main():
     flight(db, mav_peer.ARDUPILOT)
     flight(db, mav_peer.PX4, v1=True)
     short_moves(db)
+    px4_left_flying(db)
     routing(db)
     prearm_refused(db)
     silent_link(db)

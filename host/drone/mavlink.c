@@ -329,7 +329,10 @@ static int mav_turn(drone *d, int degrees, char *err, size_t errlen)
 static int mav_hover(drone *d)
 {
     mavlink_drv *m = drv(d);
-    if (!m->flying || m->lost) return 0;
+    pthread_mutex_lock(&m->lock);
+    bool idle = !m->flying || m->lost;
+    pthread_mutex_unlock(&m->lock);
+    if (idle) return 0;
     drone_state st = motion_base(m);
     char err[256];
     return mavlink_set_target(m, &st.pose, err, sizeof err);
@@ -338,7 +341,7 @@ static int mav_hover(drone *d)
 static int mav_wait(drone *d, int ms, char *err, size_t errlen)
 {
     mavlink_drv *m = drv(d);
-    if (m->lost) return errmsg_set(err, errlen, "the link to the vehicle is lost");
+    /* mavlink_wait fails at once on a lost link */
     return mavlink_wait(m, NULL, NULL, ms, true, "", err, errlen);
 }
 
@@ -500,9 +503,29 @@ static int mav_emergency(drone *d)
 
 /* ---- life ------------------------------------------------------------------ */
 
+/* A PX4 vehicle left flying (--no-land) would lose its setpoint stream
+ * with us and fall to its offboard-loss failsafe: hand it to its own Hold
+ * mode (AUTO.LOITER: an autonomous hold, not a pilot's stick mode) first.
+ * ArduPilot holds its last GUIDED target by itself. */
+static void leave_holding(mavlink_drv *m)
+{
+    pthread_mutex_lock(&m->lock);
+    bool px4_up = m->flying && !m->lost && m->tm.autopilot == MAV_AUTOPILOT_PX4;
+    pthread_mutex_unlock(&m->lock);
+    if (!px4_up) return;
+    float p[7] = {MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, PX4_MAIN_AUTO, PX4_SUB_AUTO_LOITER};
+    char err[300];
+    if (mavlink_command(m, MAV_CMD_DO_SET_MODE, p, "the switch to Hold", NULL, true, err,
+                        sizeof err) == 0)
+        mavlink_progress(m, "left in the air in PX4's Hold mode");
+    else
+        mavlink_progress(m, "left in the air: %s; PX4's offboard-loss failsafe acts", err);
+}
+
 static void mav_destroy(drone *d)
 {
     mavlink_drv *m = drv(d);
+    if (m->sub) leave_holding(m);
     if (m->ticker_started) {
         m->stop = 1;
         pthread_join(m->ticker, NULL);
