@@ -427,6 +427,7 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
     if (rc == 0) {
         pthread_mutex_lock(&m->lock);
         m->flying = true;
+        m->landing = false;
         pthread_mutex_unlock(&m->lock);
         goal g = goal_of(&m->cfg, &ground, &up, false);
         rc = mavlink_wait(m, reached, &g, up.z / CLIMB_CM_S * 1000 + SLACK_MS, true,
@@ -475,6 +476,7 @@ static int mav_land(drone *d, char *err, size_t errlen)
     if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", NULL, d->hurry, err, errlen)) return -1;
     pthread_mutex_lock(&m->lock);
     m->streaming = false; /* the vehicle lands in its own landing mode now */
+    m->landing = true;
     pthread_mutex_unlock(&m->lock);
     if (d->hurry) {
         mavlink_progress(m, "the vehicle accepted the landing and lands by itself");
@@ -510,7 +512,8 @@ static int mav_emergency(drone *d)
 static void leave_holding(mavlink_drv *m)
 {
     pthread_mutex_lock(&m->lock);
-    bool px4_up = m->flying && !m->lost && m->tm.autopilot == MAV_AUTOPILOT_PX4;
+    /* never after a landing was accepted: Hold would stop it */
+    bool px4_up = m->flying && !m->landing && !m->lost && m->tm.autopilot == MAV_AUTOPILOT_PX4;
     pthread_mutex_unlock(&m->lock);
     if (!px4_up) return;
     float p[7] = {MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, PX4_MAIN_AUTO, PX4_SUB_AUTO_LOITER};

@@ -133,7 +133,8 @@ typedef struct mavlink_drv {
     drone_pose goal;            /* the last target reached (world), the base of the next motion */
     bool have_goal;
     bool flying;
-    bool lost; /* the link fell silent: every call fails */
+    bool landing; /* the autopilot accepted MAV_CMD_NAV_LAND: it lands by itself */
+    bool lost;    /* the link fell silent: every call fails */
     pthread_t ticker;
     bool ticker_started;
     volatile int stop;
