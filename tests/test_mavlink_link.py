@@ -106,17 +106,21 @@ def flight(db, autopilot, v1=False):
 
 
 def routing(db):
-    port = free_port()
-    v1 = mav_peer.Vehicle(port, sysid=1, autopilot=mav_peer.PX4)
-    v2 = mav_peer.Vehicle(port, sysid=2, autopilot=mav_peer.ARDUPILOT)
-    rc, doc, err = run(["--drone", url(port), "--mavlink-sysid", "2", "--plan", "-", "--json",
-                        "--db", db], "mu(50)")
-    v1.stop()
-    v2.stop()
-    check(rc == 0, "sysid 2 of two: exit %d %s" % (rc, doc.get("error")))
-    check(v1.names() == [], "vehicle 1 was sent %s" % sorted(set(v1.names())))
-    check(TAKEOFF in v2.commands() and LAND in v2.commands(),
-          "vehicle 2 got %s" % v2.commands())
+    # Two vehicles on one port, each flown in turn by system id: the other
+    # one is sent nothing at all (not even our heartbeat).
+    for pick in (2, 1):
+        port = free_port()
+        vs = {1: mav_peer.Vehicle(port, sysid=1, autopilot=mav_peer.PX4),
+              2: mav_peer.Vehicle(port, sysid=2, autopilot=mav_peer.ARDUPILOT)}
+        rc, doc, err = run(["--drone", url(port), "--mavlink-sysid", str(pick), "--plan", "-",
+                            "--json", "--db", db], "mu(50)")
+        for v in vs.values():
+            v.stop()
+        other = vs[3 - pick]
+        check(rc == 0, "sysid %d of two: exit %d %s" % (pick, rc, doc.get("error")))
+        check(other.names() == [], "sysid %d flown: vehicle %d was sent %s"
+              % (pick, 3 - pick, sorted(set(other.names()))))
+        check(LAND in vs[pick].commands(), "vehicle %d got %s" % (pick, vs[pick].commands()))
 
 
 def prearm_refused(db):

@@ -146,7 +146,7 @@ static int await_pose(mavlink_drv *m, double end, char *err, size_t errlen)
         if (clock_now_ms() >= end)
             return errmsg_set(err, errlen, "the vehicle is not ready after %.0f s: %s",
                               m->cfg.ready_timeout_ms / 1000.0, what);
-        fprintf(stderr, "mavlink: waiting for the vehicle: %s\n", what);
+        mavlink_progress(m, "waiting for the vehicle: %s\n", what);
         /* the request may have been lost, or the vehicle rebooted */
         if (mavlink_request_streams(m, err, errlen)) return -1;
     }
@@ -156,7 +156,7 @@ static int mav_connect(drone *d, char *err, size_t errlen)
 {
     mavlink_drv *m = drv(d);
     double end = clock_now_ms() + m->cfg.ready_timeout_ms;
-    fprintf(stderr, "mavlink: waiting for a vehicle on %s\n", m->name);
+    mavlink_progress(m, "waiting for a vehicle on %s\n", m->name);
     char werr[300];
     if (mavlink_wait(m, heard_vehicle, NULL, m->cfg.ready_timeout_ms, true, "", werr, sizeof werr))
         return strncmp(werr, "timed out", 9) == 0
@@ -172,8 +172,8 @@ static int mav_connect(drone *d, char *err, size_t errlen)
         return errmsg_set(err, errlen,
                           "vehicle %d runs autopilot %d: aloft flies PX4 (12) and ArduPilot (3)",
                           mavlink_sub_sysid(m->sub), ap);
-    fprintf(stderr, "mavlink: vehicle %d: %s, mode %s\n", mavlink_sub_sysid(m->sub),
-            autopilot_name(ap), mode);
+    mavlink_progress(m, "vehicle %d: %s, mode %s\n", mavlink_sub_sysid(m->sub), autopilot_name(ap),
+                     mode);
     if (mavlink_request_streams(m, err, errlen) || await_pose(m, end, err, errlen)) return -1;
     pthread_mutex_lock(&m->lock);
     m->origin = m->tm.pos;
@@ -382,8 +382,7 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
     if (m->base.check_step &&
         m->base.check_step(m->base.check_step_ud, &ground, &up, "takeoff", err, errlen))
         return -1;
-    fprintf(stderr, "mavlink: taking off to %.1f m (%s)\n", up.z / 100,
-            px4 ? "OFFBOARD" : "GUIDED");
+    mavlink_progress(m, "taking off to %.1f m (%s)\n", up.z / 100, px4 ? "OFFBOARD" : "GUIDED");
     int rc =
         px4 ? takeoff_px4(m, &ground, &up, err, errlen) : takeoff_ardupilot(m, &up, err, errlen);
     if (rc == 0) {
@@ -432,14 +431,14 @@ static int mav_land(drone *d, char *err, size_t errlen)
                           "cannot land: the link to the vehicle fell silent; the vehicle's own "
                           "failsafe acts (return, land or hold, as set on it)");
     float p[7] = {0, 0, 0, NAN, NAN, NAN, NAN};
-    fprintf(stderr, "mavlink: landing\n");
+    mavlink_progress(m, "landing\n");
     /* land never polls the cancel flag: landing after a cancel must work */
     if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", d->hurry, err, errlen)) return -1;
     pthread_mutex_lock(&m->lock);
     m->streaming = false; /* the vehicle lands in its own landing mode now */
     pthread_mutex_unlock(&m->lock);
     if (d->hurry) {
-        fprintf(stderr, "mavlink: the vehicle accepted the landing and lands by itself\n");
+        mavlink_progress(m, "the vehicle accepted the landing and lands by itself\n");
         return 0;
     }
     double limit = fmax(st.pose.z, 0) / 30.0 * 1000 + 2 * SLACK_MS;

@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct mavlink_config {
     mavlink_url url;          /* default udpin:0.0.0.0:14540 */
@@ -45,8 +46,10 @@ typedef struct mavlink_config {
     double yaw_tolerance_deg; /* a heading target within this, 5 */
     double speed_cm_s;        /* assumed for time limits, 100 */
     bool land_at_end;         /* false: --no-land */
+    FILE *progress;           /* waiting, arming, takeoff, landing lines; NULL: quiet */
 } mavlink_config;
 
+/* Fills CFG with the defaults above (progress: stderr). */
 void mavlink_config_init(mavlink_config *cfg);
 
 /*

@@ -24,6 +24,7 @@ void mavlink_config_init(mavlink_config *cfg)
     cfg->yaw_tolerance_deg = 5;
     cfg->speed_cm_s = 100;
     cfg->land_at_end = true;
+    cfg->progress = stderr;
 }
 
 static int parse_int(const char *s, long lo, long hi, int *out)

@@ -17,6 +17,7 @@
 #include "errmsg.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +31,17 @@
 
 /* position and yaw only: velocity, acceleration and yaw rate ignored */
 #define TYPE_MASK_POSITION_YAW 0x09f8
+
+void mavlink_progress(mavlink_drv *m, const char *fmt, ...)
+{
+    if (!m->cfg.progress) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mavlink: ", m->cfg.progress);
+    vfprintf(m->cfg.progress, fmt, ap);
+    fputc('\n', m->cfg.progress);
+    va_end(ap);
+}
 
 bool mavlink_aborted(mavlink_drv *m)
 {
@@ -214,7 +226,7 @@ int mavlink_arm(mavlink_drv *m, char *err, size_t errlen)
         if (clock_now_ms() >= end)
             return errmsg_set(err, errlen, "the vehicle is not ready to fly after %.0f s: %s",
                               m->cfg.ready_timeout_ms / 1000.0, why);
-        if (strcmp(why, last) != 0) fprintf(stderr, "mavlink: waiting to arm: %s\n", why);
+        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting to arm: %s\n", why);
         snprintf(last, sizeof last, "%s", why);
         if (mavlink_wait(m, NULL, NULL, 2000, true, "", err, errlen)) return -1;
     }

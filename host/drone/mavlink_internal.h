@@ -141,6 +141,8 @@ typedef struct mavlink_drv {
 } mavlink_drv;
 
 /* mavlink_fly.c */
+/* A progress line ("mavlink: ...") on cfg.progress, if any. */
+void mavlink_progress(mavlink_drv *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool mavlink_aborted(mavlink_drv *m);
 int mavlink_send_command(mavlink_drv *m, uint16_t cmd, const float param[7], char *err,
                          size_t errlen);

@@ -207,8 +207,12 @@ static int open_world(flight *fl, char *err, size_t errlen)
     mission_world *w = &fl->world;
     bool real = c->tello || c->mavlink;
     if (real) {
-        drone *drv =
-            c->tello ? tello_new(c->tello, err, errlen) : mavlink_new(c->mavlink, err, errlen);
+        mavlink_config mc;
+        if (c->mavlink) {
+            mc = *c->mavlink;
+            mc.progress = c->progress; /* quiet when the flight is */
+        }
+        drone *drv = c->tello ? tello_new(c->tello, err, errlen) : mavlink_new(&mc, err, errlen);
         if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
         if (c->progress && c->tello)
             fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
