@@ -101,3 +101,36 @@ def near(pos, x, y, z=None, tol=0.35):
     if z is not None:
         d2 += (pos["z"] - z) ** 2
     return d2 <= tol * tol
+
+
+# Forward 1.2 m (north), turn to face east, up 0.5 m, left 1 m (north
+# again): the vehicle ends 2.2 m north of home, 0.5 m above the take-off
+# height of 2.5 m.
+PLAN = "mf(120);tc(90);mu(50);ml(100)"
+END = {"x": 2.2, "y": 0.0, "z": -3.0}
+
+
+def fly(tmp, personality, *emu_args, plan=PLAN):
+    """A mission of PLAN against one vehicle of PERSONALITY (the emulator
+    sends to aloft's udpin port); returns the emulator (stopped), the exit
+    status, the report and stderr."""
+    from mavlink_emu_proc import Emu, free_udp_port
+    port = free_udp_port()
+    emu = Emu(tmp, "--personality", personality, "--connect", "127.0.0.1:%d" % port, *emu_args)
+    rc, report, err, _ = mission(url_in(port), plan, tmp, "--scene", write_scene(tmp))
+    emu.stop()
+    return emu, rc, report, err
+
+
+def ends_where(emu):
+    """(ok, what) pairs: the landing starts where PLAN ends, and the vehicle
+    comes down below that point."""
+    landing = event(emu, "landed_state", state="LANDING")
+    down = event(emu, "landed_state", state="ON_GROUND")
+    return [
+        (bool(landing) and near(landing[0]["pos"], END["x"], END["y"], END["z"]),
+         "the landing starts where the plan ends (%r): %r"
+         % (END, landing[0]["pos"] if landing else None)),
+        (bool(down) and near(down[-1]["pos"], END["x"], END["y"]),
+         "lands below it: %r" % (down[-1]["pos"] if down else None)),
+    ]

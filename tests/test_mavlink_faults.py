@@ -13,10 +13,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mavlink_emu_proc import Emu  # noqa: E402
+from mavlink_emu_proc import Emu, free_udp_port  # noqa: E402
 from mavlink_mission import (event, in_order, mission, sequence, start_mission,  # noqa: E402
                              url_in, write_scene)
-from tello_emu_proc import free_udp_port  # noqa: E402
 
 failures = 0
 LONG_PLAN = "mf(200);mb(200);mf(200);mb(200);mf(200);mb(200)"
