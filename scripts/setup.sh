@@ -56,14 +56,20 @@ if [ -n "$missing" ]; then
   quietly $sudo apt-get install -y -q --no-install-recommends $missing
 fi
 
-# The tokenizer of make bench (js-tiktoken, pinned by tests/bench/node's
-# package-lock.json): installed once, then every count runs offline.
-node_dir="$root/tests/bench/node"
-if [ "${1:-}" = "--test" ] && [ ! -d "$node_dir/node_modules/js-tiktoken" ]; then
-  echo "setup: npm ci in tests/bench/node" >&2
-  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >>"$log" 2>&1) || {
-    echo "setup: npm ci failed; the end of $log:" >&2
-    tail -n 20 "$log" >&2
-    exit 1
-  }
+# The npm packages of the tests, each pinned by its directory's
+# package-lock.json: the tokenizer of make bench (js-tiktoken) and the
+# MAVLink peer of the vehicle emulator (node-mavlink). Installed once, then
+# every test runs offline.
+if [ "${1:-}" = "--test" ]; then
+  for want in tests/bench/node:js-tiktoken tests/mavlink:node-mavlink; do
+    node_dir="$root/${want%%:*}"
+    if [ ! -d "$node_dir/node_modules/${want#*:}" ]; then
+      echo "setup: npm ci in ${want%%:*}" >&2
+      (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >>"$log" 2>&1) || {
+        echo "setup: npm ci failed; the end of $log:" >&2
+        tail -n 20 "$log" >&2
+        exit 1
+      }
+    fi
+  done
 fi

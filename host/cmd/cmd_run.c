@@ -7,6 +7,7 @@
  * --detector and --source give the mission real eyes: the vision pipeline
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
+#include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "mission/flight.h"
 #include "mission/replay.h"
@@ -22,8 +23,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "Usage: aloft run [--drone sim|tello[:HOST]] [--scene S] (--plan FILE|- | --task TEXT)\n"
-    "                 [options]\n"
+    "Usage: aloft run [--drone sim|tello[:HOST]|mavlink[:URL]] [--scene S]\n"
+    "                 (--plan FILE|- | --task TEXT) [options]\n"
     "\n"
     "Fly one mission. With --plan, run a MiniSpec plan as written; progress\n"
     "(every skill call with the simulated time) goes to stderr.\n"
@@ -38,8 +39,17 @@ static const char usage[] =
     "  --tello-video-port P  local port of its video stream (default 11111)\n"
     "  --tello-timeout-ms N  reply timeout of one command (default 7000)\n"
     "  --no-video            no `streamon` (no camera for --detector)\n"
-    "  --no-land             stay in the air when the mission ends\n" VISION_RUN_HELP
-    "  --plan FILE|-         the MiniSpec plan to fly\n"
+    "  --drone mavlink[:URL]  fly a PX4 or ArduPilot vehicle over MAVLink; URL is\n"
+    "                        udpin:HOST:PORT (default udpin:0.0.0.0:14540),\n"
+    "                        udpout:HOST:PORT, tcp:HOST:PORT or serial:DEVICE:BAUD\n"
+    "  --mavlink-sysid N     the vehicle to fly among several on the link\n"
+    "                        (default: the first one heard)\n"
+    "  --mavlink-our-sysid N, --mavlink-our-compid N  our own ids (default 255, 190)\n"
+    "  --mavlink-takeoff-cm N  height after takeoff (default 250)\n"
+    "  --mavlink-ready-timeout-ms N  how long to wait for the vehicle to be ready\n"
+    "                        to fly (default 90000)\n"
+    "  --no-land             stay in the air when the mission ends (Tello, "
+    "MAVLink)\n" VISION_RUN_HELP "  --plan FILE|-         the MiniSpec plan to fly\n"
     "  --task TEXT           what to do, in plain English: the LLM writes the\n"
     "                        plan and the drone starts while it is written\n" CLI_LLM_HELP
     "  --llm-idle-timeout-ms N  longest silence in a streamed reply (default 30000)\n"
@@ -82,8 +92,10 @@ static const char usage[] =
     "still takes pictures (vision skills fail). take_picture saves the camera's\n"
     "frame (the simulator's drawing when the simulator is the camera).\n"
     "\n"
-    "Ctrl-C stops the mission at once (the drone hovers, a Tello then lands\n"
-    "unless --no-land); the report is still printed.\n"
+    "With --drone mavlink a camera is any --source (an RTSP or UDP H.264 stream).\n"
+    "\n"
+    "Ctrl-C stops the mission at once (the drone hovers, a Tello or a MAVLink\n"
+    "vehicle then lands unless --no-land); the report is still printed.\n"
     "Exit status: 0 success, 1 the plan or mission failed, 2 usage.\n";
 
 enum {
@@ -104,7 +116,8 @@ enum {
     OPT_DB,
     OPT_PROMPTS,
     OPT_REPLAY,
-    OPT_TELLO, /* every Tello option: see tello_config_option */
+    OPT_TELLO,   /* every Tello option: see tello_config_option */
+    OPT_MAVLINK, /* every MAVLink option: see mavlink_config_option */
     OPT_VERIFY,
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
@@ -136,6 +149,11 @@ typedef struct run_args {
     tello_config tello;
     bool on_tello;      /* --drone tello[:HOST] */
     bool tello_options; /* a Tello option other than --drone was given */
+    /* --drone mavlink: the driver's settings */
+    mavlink_config mavlink;
+    bool on_mavlink;      /* --drone mavlink[:URL] */
+    bool mavlink_options; /* a --mavlink-* option was given */
+    bool no_land;
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
     long verify;    /* --verify N worlds, or 0 */
@@ -161,8 +179,23 @@ static int check_drone_and_eyes(run_args *a)
     bool camera = vo->det.kind != VISION_DETECTOR_SIM; /* yolo or hog */
     if (vision_options_check(vo, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
     if (a->tello_options && !a->on_tello)
-        return cli_usage_error(cmd, "--tello-*, --no-video and --no-land need --drone tello");
-    if (a->on_tello) {
+        return cli_usage_error(cmd, "--tello-* and --no-video need --drone tello");
+    if (a->mavlink_options && !a->on_mavlink)
+        return cli_usage_error(cmd, "--mavlink-* options need --drone mavlink");
+    if (a->no_land && !a->on_tello && !a->on_mavlink)
+        return cli_usage_error(cmd, "--no-land needs --drone tello or --drone mavlink");
+    if (a->on_mavlink) {
+        if (a->replay)
+            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone mavlink");
+        if (vo->detector_given && !camera)
+            return cli_usage_error(cmd, "--detector sim sees only the simulated world: with "
+                                        "--drone mavlink give --detector yolo or hog");
+        if (camera && !vo->source)
+            return cli_usage_error(cmd,
+                                   "--detector %s needs the vehicle's camera: give --source "
+                                   "(an RTSP or UDP H.264 stream)",
+                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+    } else if (a->on_tello) {
         if (a->replay)
             return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone tello");
         if (vo->detector_given && !camera)
@@ -219,6 +252,7 @@ static int parse_args(run_args *a, int argc, char **argv)
         {"candidates", required_argument, 0, OPT_CANDIDATES},
         {"no-memory", no_argument, 0, OPT_NO_MEMORY},
         TELLO_LONG_OPTIONS(OPT_TELLO),
+        MAVLINK_LONG_OPTIONS(OPT_MAVLINK),
         VISION_RUN_OPTIONS,
         {0, 0, 0, 0},
     };
@@ -243,13 +277,31 @@ static int parse_args(run_args *a, int argc, char **argv)
             a->drone = optarg;
             r = tello_config_option(&a->tello, "drone", optarg, err, sizeof err);
             if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-            if (r == 0 && strcmp(optarg, "sim") != 0)
-                return cli_usage_error(a->c.cmd, "--drone %s: expected sim, tello or tello:HOST",
-                                       optarg);
             a->on_tello = r == 1;
+            a->on_mavlink = false;
+            if (r == 1) break;
+            r = mavlink_config_option(&a->mavlink, "drone", optarg, err, sizeof err);
+            if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
+            if (r == 0 && strcmp(optarg, "sim") != 0)
+                return cli_usage_error(a->c.cmd,
+                                       "--drone %s: expected sim, tello, tello:HOST, mavlink or "
+                                       "mavlink:URL",
+                                       optarg);
+            a->on_mavlink = r == 1;
             break;
+        case OPT_MAVLINK:
+            if (mavlink_config_option(&a->mavlink, opts[idx].name, optarg, err, sizeof err) != 1)
+                return cli_usage_error(a->c.cmd, "%s", err);
+            a->mavlink_options = true;
+            break;
+
         case OPT_TELLO:
             /* idx is set for long options, the only way to reach here */
+            if (strcmp(opts[idx].name, "no-land") == 0) { /* Tello and MAVLink */
+                a->no_land = true;
+                a->tello.land_at_end = a->mavlink.land_at_end = false;
+                break;
+            }
             if (tello_config_option(&a->tello, opts[idx].name, optarg, err, sizeof err) != 1)
                 return cli_usage_error(a->c.cmd, "%s", err);
             a->tello_options = true;
@@ -339,7 +391,9 @@ static int parse_args(run_args *a, int argc, char **argv)
         return cli_usage_error(a->c.cmd, "--replay flies a recorded mission: give no --verify");
     if (a->verify && !a->c.scene)
         return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
-                               a->on_tello ? " on a Tello" : "");
+                               a->on_tello     ? " on a Tello"
+                               : a->on_mavlink ? " on a MAVLink vehicle"
+                                               : "");
     if (a->verify) a->no_stream = true; /* a plan is verified whole */
     if (a->candidates && !a->task)
         return cli_usage_error(a->c.cmd, "--candidates asks the LLM for plans: it needs --task");
@@ -458,6 +512,11 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
         snprintf(name, namelen, "tello:%s", a->tello.host);
         c->drone_name = name;
         c->land = a->tello.land_at_end;
+    } else if (a->on_mavlink) {
+        c->mavlink = &a->mavlink;
+        mavlink_config_name(&a->mavlink, name, namelen);
+        c->drone_name = name;
+        c->land = a->mavlink.land_at_end;
     }
     c->sim = (sim_options){.time_scale = a->time_scale,
                            .seed = a->seed,
@@ -731,6 +790,7 @@ int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
     tello_config_init(&a.tello);
+    mavlink_config_init(&a.mavlink);
     vision_options_init(&a.vision);
     int64_t id = 0;
     int rc = parse_args(&a, argc, argv);

@@ -220,15 +220,22 @@ static int open_world(flight *fl, char *err, size_t errlen)
 {
     const flight_config *c = fl->c;
     mission_world *w = &fl->world;
-    if (c->tello) {
-        drone *drv = tello_new(c->tello, err, errlen);
+    bool real = c->tello || c->mavlink;
+    if (real) {
+        mavlink_config mc;
+        if (c->mavlink) {
+            mc = *c->mavlink;
+            mc.progress = c->progress; /* quiet when the flight is */
+        }
+        drone *drv = c->tello ? tello_new(c->tello, err, errlen) : mavlink_new(&mc, err, errlen);
         if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
         mission_world_pictures(w, c->sim.picture_dir, c->sim.max_pictures,
                                c->sim.max_picture_bytes);
         /* The camera before `streamon`: its first keyframe is not lost, and
-         * the first frame is there by the time the drone is up. */
+         * the first frame is there by the time the drone is up. A MAVLink
+         * vehicle's camera is a --source. */
         if (mission_world_open_eyes(w, c->vision, c->tello, c->progress, err, errlen)) return -1;
-        if (c->progress)
+        if (c->progress && c->tello)
             fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
                     c->tello->port);
         w->drone->abort = launch_aborted;

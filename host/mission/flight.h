@@ -29,6 +29,7 @@
 
 #include "drone/scene.h"
 #include "drone/sim.h"
+#include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "llm/llm.h"
 #include "mission/controller.h"
@@ -77,10 +78,11 @@ typedef struct flight_config {
     /* The drone: a Tello (TELLO, connected and launched by the flight) or
      * the simulator (TELLO NULL, flying SIM's options in SCENE). */
     const tello_config *tello;
-    const char *drone_name;       /* recorded: "sim", "tello:HOST" */
-    sim_options sim;              /* time scale, seed, pictures, pose hook */
-    bool land;                    /* land at the end (false: a Tello stays up) */
-    const vision_options *vision; /* the eyes, or NULL: the simulator's camera */
+    const mavlink_config *mavlink; /* or a MAVLink vehicle (SPEC §9) */
+    const char *drone_name;        /* recorded: "sim", "tello:HOST", "mavlink:URL" */
+    sim_options sim;               /* time scale, seed, pictures, pose hook */
+    bool land;                     /* land at the end (false: a Tello stays up) */
+    const vision_options *vision;  /* the eyes, or NULL: the simulator's camera */
     /* The world: the scene the simulator flies, or a Tello's limits (the
      * file SCENE_PATH; NULL: the default limits). SCENE_JSON is recorded
      * (the scene file's text, for replay), or NULL. */

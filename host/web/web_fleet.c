@@ -3,6 +3,7 @@
 
 #include "drone/scene.h"
 #include "drone/sim.h"
+#include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "llm/prompt.h"
 #include "clock.h"
@@ -30,7 +31,9 @@ typedef struct web_drone {
     char spec[300];
     bool tello;
     tello_config tcfg;
-    /* The simulator's scene, or the Tello's limits (or NULL); shared with
+    bool mavlink;
+    mavlink_config mcfg;
+    /* The simulator's scene, or the real drone's limits (or NULL); shared with
      * the fleet's other drones in that scene file, and so is its camera. */
     const web_scene *scene;
     web_events *events;
@@ -120,13 +123,26 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
         d->scene = web_scenes_get(f->scenes, default_scene, false, msg, sizeof msg);
         return d->scene ? 0 : (snprintf(err, errlen, "drone %d: %s", d->id, msg), -1);
     }
+    mavlink_config_init(&d->mcfg);
+    r = mavlink_config_option(&d->mcfg, "drone", spec, msg, sizeof msg);
+    if (r < 0) return snprintf(err, errlen, "%s", msg), -1;
+    if (r == 1) {
+        /* Several on one link: each flies the first vehicle no other one
+         * flies. Limits as for the Tello. */
+        d->mavlink = true;
+        if (!default_scene) return 0;
+        d->scene = web_scenes_get(f->scenes, default_scene, false, msg, sizeof msg);
+        return d->scene ? 0 : (snprintf(err, errlen, "drone %d: %s", d->id, msg), -1);
+    }
     const char *path = NULL;
     if (strcmp(spec, "sim") == 0)
         path = default_scene;
     else if (strncmp(spec, "sim:", 4) == 0 && spec[4])
         path = spec + 4;
     else
-        return snprintf(err, errlen, "--drone %s: expected sim:SCENE, sim, tello or tello:HOST",
+        return snprintf(err, errlen,
+                        "--drone %s: expected sim:SCENE, sim, tello, tello:HOST, mavlink or "
+                        "mavlink:URL",
                         spec),
                -1;
     if (!path) return snprintf(err, errlen, "--drone sim needs --scene FILE"), -1;
@@ -253,7 +269,7 @@ web_events *web_fleet_events(web_fleet *f, int id)
 /* What drone D's camera sees now: up to MAX objects, or -1 without one. */
 static int view(web_drone *d, vision_object *out, int max)
 {
-    if (d->tello || !d->scene) return -1;
+    if (d->tello || d->mavlink || !d->scene) return -1;
     drone_pose p = get_pose(d);
     return web_scenes_view(d->fleet->scenes, d->scene, &p, out, max);
 }
@@ -297,7 +313,7 @@ static unsigned char *real_frame(web_drone *d, size_t *len, char *err, size_t er
     if (jpeg && t >= 0 && age <= STALE_MS) return jpeg;
     free(jpeg);
     char caption[160];
-    if (!d->tcfg.video)
+    if (d->tello && !d->tcfg.video)
         snprintf(caption, sizeof caption, "no video (--no-video)");
     else if (!eyes)
         snprintf(caption, sizeof caption, "no video: the camera streams during a mission");
@@ -311,7 +327,7 @@ static unsigned char *real_frame(web_drone *d, size_t *len, char *err, size_t er
 unsigned char *web_fleet_frame(web_fleet *f, int id, size_t *len, char *err, size_t errlen)
 {
     web_drone *d = &f->drones[id];
-    if (d->tello) return real_frame(d, len, err, errlen);
+    if (d->tello || d->mavlink) return real_frame(d, len, err, errlen);
     vision_object objs[VISION_MAX_OBJECTS];
     int n = view(d, objs, VISION_MAX_OBJECTS);
     drone_pose p = get_pose(d);
@@ -335,7 +351,7 @@ cJSON *web_fleet_json(web_fleet *f)
         if (n >= 0) vision_describe(objs, n, desc, sizeof desc);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", i);
-        cJSON_AddStringToObject(o, "kind", d->tello ? "tello" : "sim");
+        cJSON_AddStringToObject(o, "kind", d->tello ? "tello" : d->mavlink ? "mavlink" : "sim");
         cJSON_AddStringToObject(o, "spec", d->spec);
         pthread_mutex_lock(&d->lock);
         cJSON_AddBoolToObject(o, "busy", d->busy);
@@ -565,6 +581,9 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
         fc->tello = &d->tcfg;
         snprintf(name, namelen, "tello:%s", d->tcfg.host);
         fc->drone_name = name;
+    } else if (d->mavlink) {
+        fc->mavlink = &d->mcfg;
+        fc->drone_name = mavlink_config_name(&d->mcfg, name, namelen);
     }
     fc->sim = (sim_options){
         .time_scale = c->time_scale, .seed = c->seed, .on_pose = moved, .on_pose_ud = d};
