@@ -29,6 +29,8 @@ PHOTO = "/usr/share/darknet/data/person.jpg"  # Debian's darknet, installed by t
 SKIPS = [
     (r"^make ", "builds and tests the project itself"),
     (r"--drone tello", "needs a Tello (tests/test_run_tello.py flies the emulator)"),
+    (r"--drone mavlink", "needs a PX4 or ArduPilot vehicle (tests/test_mavlink_fly.py flies "
+                         "the emulator)"),
     (r"ollama|11434", "needs an Ollama server"),
     (r"eval --compare", "compares two eval runs made against a real LLM"),
     (r"yolov5s\.onnx|yolov4-tiny\.cfg|yolov5n\.onnx", "needs a model file to download"),

@@ -72,6 +72,7 @@ static void on_frame(void *ud, const mav_frame *f)
     mavlink_telemetry_apply(&m->tm, f, clock_now_ms());
     bool measured = measures(f->msgid);
     drone_state st = measured ? mavlink_state_locked(m) : (drone_state){0};
+    st.flying = st.flying && m->up; /* not judged while it climbs or lands */
     pthread_cond_broadcast(&m->cond);
     pthread_mutex_unlock(&m->lock);
     /* Outside the lock: the watch only judges, but the guard's thread may
@@ -195,6 +196,7 @@ static int mav_connect(drone *d, char *err, size_t errlen)
     m->have_origin = true;
     m->flying = mavlink_armed(&m->tm) && m->tm.landed != MAV_LANDED_STATE_ON_GROUND &&
                 m->tm.landed != MAV_LANDED_STATE_UNDEFINED;
+    m->up = m->flying;
     pthread_mutex_unlock(&m->lock);
     return 0;
 }
@@ -451,12 +453,14 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
         pthread_mutex_lock(&m->lock);
         m->goal = up;
         m->have_goal = true;
+        m->up = true;
         pthread_mutex_unlock(&m->lock);
     }
     if (rc && !m->lost && climbing(m)) mavlink_hold_here(m);
     if (rc && !climbing(m)) {
         pthread_mutex_lock(&m->lock);
         m->flying = false;
+        m->up = false;
         m->streaming = false;
         pthread_mutex_unlock(&m->lock);
     }
@@ -490,6 +494,7 @@ static int mav_land(drone *d, char *err, size_t errlen)
     pthread_mutex_lock(&m->lock);
     m->streaming = false; /* the vehicle lands in its own landing mode now */
     m->landing = true;
+    m->up = false;
     pthread_mutex_unlock(&m->lock);
     if (d->hurry) {
         mavlink_progress(m, "the vehicle accepted the landing and lands by itself");
@@ -501,6 +506,7 @@ static int mav_land(drone *d, char *err, size_t errlen)
         return -1;
     pthread_mutex_lock(&m->lock);
     m->flying = false;
+    m->up = false;
     pthread_mutex_unlock(&m->lock);
     return 0;
 }

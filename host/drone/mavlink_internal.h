@@ -133,6 +133,10 @@ typedef struct mavlink_drv {
     drone_pose goal;            /* the last target reached (world), the base of the next motion */
     bool have_goal;
     bool flying;
+    /* Up at the take-off height (or found flying at connect): the watch on
+     * the measured state judges from here on; the climb from the ground
+     * through the floor of the band is no excursion. */
+    bool up;
     bool landing; /* the autopilot accepted MAV_CMD_NAV_LAND: it lands by itself */
     bool lost;    /* the link fell silent: every call fails */
     pthread_t ticker;
