@@ -75,6 +75,11 @@ static void escape_standard_streams(void)
 
 int main(int argc, char **argv)
 {
+    /* Hidden: a worker process this program started (host/worker/worker.h).
+     * It prints nothing of a plan's (its output travels to the host in
+     * frames), so it keeps the plain streams and allocates nothing before
+     * its confinement checks for leaks. */
+    if (argc > 1 && strcmp(argv[1], "__worker") == 0) return worker_main(argc - 1, argv + 1);
     escape_standard_streams();
     /* A file past RLIMIT_FSIZE fails with EFBIG instead of killing the
      * process: pictures, the store and the report then end the mission
@@ -85,8 +90,6 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     const char *name = argv[1];
-    /* Hidden: a worker process this program started (host/worker/worker.h). */
-    if (strcmp(name, "__worker") == 0) return worker_main(argc - 1, argv + 1);
     /* The Lua VMs of missions and scripts run in worker processes: this
      * same program, re-executed with a clean address space. */
     vm_set_worker_program("/proc/self/exe");
