@@ -111,6 +111,8 @@ static int parse(const uint8_t *data, size_t size, size_t seed, mav_frame *frame
     return n;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static mav_frame whole[MAX_FRAMES], pieces[MAX_FRAMES];
