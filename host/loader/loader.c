@@ -6,8 +6,10 @@
  * reads the registry: compiling on load here keeps the layers pointing one way.
  *
  * High-level skill files are user code, so reading their metadata runs them
- * in a throwaway sandbox with small limits: a file that loops or allocates
- * without end is reported like any other broken file.
+ * in a throwaway sandbox with small limits, in a worker process
+ * (worker/skill_meta.h): a file that loops, allocates without end or
+ * crashes the VM is reported like any other broken file, and what comes
+ * back is judged here as untrusted input.
  */
 #include "loader/loader.h"
 
@@ -15,45 +17,40 @@
 #include "minispec/minispec.h"
 #include "sandbox/sandbox.h"
 #include "skills/builtin.h"
+#include "worker/skill_meta.h"
+#include "worker/vm.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SKILL_FILE_MAX (1u << 20)
 
-/* Copies the string field KEY of the table on top into OUT. */
-static int get_string_field(lua_State *L, const char *key, bool required, char *out, size_t outlen,
-                            char *err, size_t errlen)
+/* Copies the string field T (named KEY) into OUT. */
+static int get_string_field(const skill_meta_text *t, const char *key, bool required, char *out,
+                            size_t outlen, char *err, size_t errlen)
 {
-    int t = lua_getfield(L, -1, key);
-    int rc = 0;
-    if (t == LUA_TSTRING) {
-        size_t len;
-        const char *v = lua_tolstring(L, -1, &len);
-        if (len >= outlen) {
+    if (t->type == LUA_TSTRING) {
+        if (t->len >= outlen) {
             snprintf(err, errlen, "field '%s' is longer than %zu characters", key, outlen - 1);
-            rc = -1;
-        } else {
-            memcpy(out, v, len + 1);
+            return -1;
         }
-    } else if (t != LUA_TNIL || required) {
+        memcpy(out, t->text, t->len + 1);
+    } else if (t->type != LUA_TNIL || required) {
         snprintf(err, errlen, "field '%s' must be a string%s", key,
-                 t == LUA_TNIL ? " (it is missing)" : "");
-        rc = -1;
+                 t->type == LUA_TNIL ? " (it is missing)" : "");
+        return -1;
     }
-    lua_pop(L, 1);
-    return rc;
+    return 0;
 }
 
-static int parse_type_field(lua_State *L, const char *what, skill_type *out, char *err,
+static int parse_type_field(const skill_meta_arg *m, const char *what, skill_type *out, char *err,
                             size_t errlen)
 {
-    char tname[16] = "";
-    if (get_string_field(L, "type", true, tname, sizeof tname, err, errlen)) {
+    char tname[SKILL_META_TYPE_MAX] = "";
+    if (get_string_field(&m->tname, "type", true, tname, sizeof tname, err, errlen)) {
         char inner[160];
         snprintf(inner, sizeof inner, "%s", err);
         snprintf(err, errlen, "%s: %s", what, inner);
@@ -68,124 +65,117 @@ static int parse_type_field(lua_State *L, const char *what, skill_type *out, cha
     return 0;
 }
 
-static int parse_args(lua_State *L, skill *s, char *err, size_t errlen)
+static int parse_args(const skill_meta *m, skill *s, char *err, size_t errlen)
 {
-    int t = lua_getfield(L, -1, "args");
-    if (t == LUA_TNIL) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    if (t != LUA_TTABLE) {
+    if (m->args_type == LUA_TNIL) return 0;
+    if (m->args_type != LUA_TTABLE) {
         snprintf(err, errlen, "field 'args' must be a list of {name=, type=}");
-        lua_pop(L, 1);
         return -1;
     }
-    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
-    if (n > SKILL_MAX_ARGS) {
+    if (m->nargs > SKILL_MAX_ARGS) {
         snprintf(err, errlen, "at most %d arguments are allowed, got %lld", SKILL_MAX_ARGS,
-                 (long long)n);
-        lua_pop(L, 1);
+                 (long long)m->nargs);
         return -1;
     }
-    for (lua_Integer i = 1; i <= n; i++) {
+    /* skill_meta holds args[1..#args] (none for a count of 0 or less) */
+    for (int i = 1; i <= m->nread; i++) {
+        const skill_meta_arg *ma = &m->args[i - 1];
         char what[32];
-        snprintf(what, sizeof what, "args[%lld]", (long long)i);
-        if (lua_rawgeti(L, -1, i) != LUA_TTABLE) {
+        snprintf(what, sizeof what, "args[%d]", i);
+        if (ma->type != LUA_TTABLE) {
             snprintf(err, errlen, "%s must be a table {name=, type=}", what);
-            lua_pop(L, 2);
             return -1;
         }
         skill_arg *a = &s->args[i - 1];
         char inner[200];
-        if (get_string_field(L, "name", true, a->name, sizeof a->name, inner, sizeof inner)) {
+        if (get_string_field(&ma->name, "name", true, a->name, sizeof a->name, inner,
+                             sizeof inner)) {
             snprintf(err, errlen, "%s: %s", what, inner);
-            lua_pop(L, 2);
             return -1;
         }
-        if (parse_type_field(L, what, &a->type, err, errlen)) {
-            lua_pop(L, 2);
-            return -1;
-        }
-        lua_getfield(L, -1, "optional");
-        a->optional = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        if (parse_type_field(ma, what, &a->type, err, errlen)) return -1;
+        a->optional = ma->optional;
         if (!a->optional && i - 1 > s->min_args) {
             snprintf(err, errlen, "%s: a required argument cannot follow an optional one", what);
-            lua_pop(L, 1);
             return -1;
         }
-        if (!a->optional) s->min_args = (int)i;
-        s->nargs = (int)i;
+        if (!a->optional) s->min_args = i;
+        s->nargs = i;
     }
-    lua_pop(L, 1);
     return 0;
 }
 
-/* Reads the skill table returned by a skill file (on top of the stack). */
-static int parse_skill_table(lua_State *L, skill *s, char *err, size_t errlen)
+/* Judges the fields a skill file's table gave (untrusted: they may come
+ * from a worker process) and fills S. */
+static int parse_skill_table(const skill_meta *m, skill *s, char *err, size_t errlen)
 {
-    if (!lua_istable(L, -1)) {
+    if (m->type != LUA_TTABLE) {
         snprintf(err, errlen,
                  "the file must return a table {name=, description=, args=, "
                  "returns=, run=function(...) end}");
         return -1;
     }
-    if (get_string_field(L, "name", true, s->name, sizeof s->name, err, errlen)) return -1;
+    if (get_string_field(&m->name, "name", true, s->name, sizeof s->name, err, errlen)) return -1;
     if (!registry_valid_name(s->name)) {
         snprintf(err, errlen, "name '%s' must be lower-case letters, digits and '_'", s->name);
         return -1;
     }
-    if (get_string_field(L, "description", true, s->description, sizeof s->description, err,
-                         errlen))
+    if (get_string_field(&m->description, "description", true, s->description,
+                         sizeof s->description, err, errlen))
         return -1;
-    if (get_string_field(L, "abbr", false, s->abbr, sizeof s->abbr, err, errlen)) return -1;
-    if (parse_args(L, s, err, errlen)) return -1;
+    if (get_string_field(&m->abbr, "abbr", false, s->abbr, sizeof s->abbr, err, errlen)) return -1;
+    if (parse_args(m, s, err, errlen)) return -1;
     s->returns = SKILL_T_ANY;
-    lua_getfield(L, -1, "returns");
-    if (!lua_isnil(L, -1)) {
-        int t = lua_isstring(L, -1) ? skill_type_parse(lua_tostring(L, -1)) : -1;
+    if (m->returns.type != LUA_TNIL) {
+        /* a number counts, as Lua's lua_isstring has it ("1" is no type) */
+        int t = m->returns.type == LUA_TSTRING ? skill_type_parse(m->returns.text) : -1;
         if (t < 0) {
             snprintf(err, errlen,
                      "field 'returns' must be a type name (int, float, str, bool, "
                      "any or none)");
-            lua_pop(L, 1);
             return -1;
         }
         s->returns = (skill_type)t;
     }
-    lua_pop(L, 1);
-
-    int run = lua_getfield(L, -1, "run");
-    int ms = lua_getfield(L, -2, "minispec");
-    int rc = 0;
-    if ((run == LUA_TFUNCTION) == (ms == LUA_TSTRING)) {
+    if ((m->run_type == LUA_TFUNCTION) == (m->minispec.type == LUA_TSTRING)) {
         snprintf(err, errlen,
                  "a skill needs exactly one of 'run' (a function) or 'minispec' "
                  "(a string)");
-        rc = -1;
-    } else if (ms == LUA_TSTRING) {
-        s->minispec = strdup(lua_tostring(L, -1));
+        return -1;
     }
-    lua_pop(L, 2);
-    return rc;
+    if (m->minispec.type == LUA_TSTRING) {
+        if (m->minispec.len >= SKILL_META_MINISPEC_MAX) {
+            snprintf(err, errlen, "field 'minispec' is longer than %u characters",
+                     SKILL_META_MINISPEC_MAX - 1);
+            return -1;
+        }
+        s->minispec = strdup(m->minispec.text);
+    }
+    return 0;
 }
 
 int loader_load_source(skill_registry *reg, const char *path, const char *src, size_t len,
                        bool builtin, char *err, size_t errlen)
 {
     sandbox_limits lim = {.max_instructions = 1000000, .max_memory = 4u << 20, .timeout_ms = 2000};
-    sandbox *sb = sandbox_new(&lim, err, errlen);
-    if (!sb) return -1;
-    char chunk[300];
-    snprintf(chunk, sizeof chunk, "@%s", path);
+    skill_meta m;
+    char msg[400];
+    /* A user's file is user code: its top-level chunk runs in a worker
+     * process, unless every VM runs in this one (--in-process, or a
+     * program that set no worker). The built-ins are the binary's own. */
+    int rc = !builtin && vm_workers_enabled()
+                 ? skill_meta_read_in_worker(path, src, len, &lim, &m, msg, sizeof msg)
+                 : skill_meta_run_here(path, src, len, &lim, &m, msg, sizeof msg);
+    if (rc) {
+        snprintf(err, errlen, "%s", msg);
+        skill_meta_free(&m);
+        return -1;
+    }
     skill s;
     memset(&s, 0, sizeof s);
-    int rc = -1;
-    char msg[400];
-    if (sandbox_load(sb, src, len, chunk, msg, sizeof msg) != SANDBOX_OK ||
-        sandbox_call(sb, 0, 1, msg, sizeof msg) != SANDBOX_OK) {
-        snprintf(err, errlen, "%s", msg);
-    } else if (parse_skill_table(sandbox_lua(sb), &s, err, errlen) == 0) {
+    rc = parse_skill_table(&m, &s, err, errlen);
+    skill_meta_free(&m);
+    if (rc == 0) {
         s.level = SKILL_HIGH;
         s.builtin = builtin;
         char *text = strndup(src, len);
@@ -198,7 +188,6 @@ int loader_load_source(skill_registry *reg, const char *path, const char *src, s
         memset(&s, 0, sizeof s);
     }
     free(s.minispec);
-    sandbox_free(sb);
     return rc;
 }
 

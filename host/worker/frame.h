@@ -40,6 +40,9 @@ typedef enum frame_type {
     FRAME_OUTPUT,      /* text written by print */
     FRAME_DONE,        /* BEGIN, EVENT or SCRIPT ended: status, message, usage */
     FRAME_VALUE,       /* RESULT's or RUN's value */
+    /* a skill file's fields (worker/skill_read.h): host -> worker, its answer */
+    FRAME_SKILL_READ = 24,
+    FRAME_SKILL_META = 56,
 } frame_type;
 
 typedef struct frame_header {

@@ -113,7 +113,7 @@ static void ended(vm_wproc *w)
                  other ? "was killed with another mission it ran, which " : "",
                  w->why[0] ? w->why : "died", how);
         atomic_store(&v->gone, true);
-        sandbox_cancel(v->sb);
+        if (v->sb) sandbox_cancel(v->sb); /* a skill read has none */
         pthread_cond_broadcast(&v->cv);
     }
     pthread_cond_broadcast(&w->space);

@@ -9,6 +9,7 @@
 #include "minispec/stream_exec.h"
 #include "worker/frame.h"
 #include "worker/confine.h"
+#include "worker/skill_read.h"
 #include "worker/vm_internal.h"
 
 #include <fcntl.h>
@@ -59,6 +60,11 @@ static void send_locked(frame *f)
     int rc = frame_send(sock, f);
     pthread_mutex_unlock(&write_mu);
     if (rc) _exit(0); /* the host is gone: nothing left to do */
+}
+
+void worker_send(frame *f)
+{
+    send_locked(f);
 }
 
 /* ---- mailboxes ------------------------------------------------------------ */
@@ -498,14 +504,17 @@ int worker_main(int argc, char **argv)
         /* test-only: the first work after a mission opened gets the
          * misbehaviour; "hang" drops it and never answers, while this
          * thread still reads (the host's end closing ends the worker) */
-        bool work = m && (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT);
+        bool work = (m && (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT)) ||
+                    f->h.type == FRAME_SKILL_READ;
         bool hang = test_mode && strcmp(test_mode, "hang") == 0;
         if (test_mode && *test_mode && work && !hang) misbehave(test_mode, f->h.mission);
         if (hang && work) {
             drop(f);
             continue;
         }
-        if (f->h.type == FRAME_OPEN) {
+        if (f->h.type == FRAME_SKILL_READ) {
+            worker_skill_read(f);
+        } else if (f->h.type == FRAME_OPEN) {
             if (find(f->h.mission)) _exit(6);
             start_mission(f);
         } else if (f->h.type == FRAME_CANCEL) {
