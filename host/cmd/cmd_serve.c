@@ -5,6 +5,7 @@
  * cancelled, the drones land, and the server ends its streams and exits. */
 #include "cmd/cli.h"
 #include "drone/tello.h"
+#include "loader/loader.h"
 #include "web/web_fleet.h"
 #include "web/web_server.h"
 
@@ -58,7 +59,8 @@ static const char usage[] =
     "  --seed N              seed for the simulator's noise (default 1)\n"
     "  --db FILE             the mission store (default $ALOFT_DB, else\n"
     "                        $XDG_DATA_HOME/aloft/aloft.db)\n"
-    "  --skills DIR          also load the skill files of DIR (repeatable)\n"
+    "  --skills DIR          also load the skill files of DIR (repeatable; a file\n"
+    "                        that cannot be read keeps the server from starting)\n"
     "  --max-instructions N  instruction budget per mission (default 10000000)\n"
     "  --max-memory BYTES    memory cap per mission, k/M/G suffixes (default 16M)\n"
     "  --timeout-ms N        wall-clock limit per mission (default 300000)\n"
@@ -242,6 +244,15 @@ static char *read_pem(const char *what, const char *path, char *err, size_t errl
 
 static int serve(serve_args *ap, int argc, char **argv, const struct option *opts);
 
+/* A server runs unattended for long: one that started without a skill its
+ * operator gave (a file that does not load, or that crashed the worker
+ * reading it) would fail its missions later, so it does not start. */
+static void skill_problem(void *ud, const char *path, const char *message)
+{
+    (*(int *)ud)++;
+    fprintf(stderr, "aloft serve: %s: %s\n", path, message);
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -317,8 +328,15 @@ static int serve(serve_args *ap, int argc, char **argv, const struct option *opt
     if (a.model) snprintf(llm.model, sizeof llm.model, "%s", a.model);
     if (a.llm_timeout_ms) llm.total_timeout_ms = (long)a.llm_timeout_ms;
 
-    skill_registry *reg = cli_load_registry(&a.c);
-    if (!reg) return CLI_FAIL;
+    int problems = 0;
+    skill_registry *reg =
+        loader_standard(a.c.skill_dirs, a.c.n_skill_dirs, skill_problem, &problems);
+    if (!reg) return cli_fail(a.c.cmd, "the built-in skills failed to load");
+    if (problems) {
+        registry_free(reg);
+        return cli_fail(a.c.cmd, "not starting: %d skill file%s could not be read (above)",
+                        problems, problems == 1 ? "" : "s");
+    }
     web_fleet_config cfg = {.reg = reg,
                             .llm = &llm,
                             .limits = cli_limits(&a.c),
