@@ -501,8 +501,8 @@ int worker_main(int argc, char **argv)
         const char *why;
         if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0);
         wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
-        /* test-only: the first work after a mission opened gets the
-         * misbehaviour; "hang" drops it and never answers, while this
+        /* test-only: the first work after a mission opened, or a skill
+         * file to read, gets the misbehaviour; "hang" drops it and never answers, while this
          * thread still reads (the host's end closing ends the worker) */
         bool work = (m && (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT)) ||
                     f->h.type == FRAME_SKILL_READ;

@@ -6,7 +6,8 @@
  * store, the LLM, files, the network) stays in the host.
  *
  * Test-only: ALOFT_TEST_WORKER=flood makes the worker answer its first
- * mission's first work (its first plan or script) with a flood of frames,
+ * work (a mission's first plan or script, or a skill file to read) with a
+ * flood of frames,
  * =malformed with a frame header that is not one, =hang with silence, and
  * =open, =socket or =execve with that system call after confinement; the
  * tests of the host's defences (tests/test_worker_*.py) set it. Nothing else
