@@ -170,13 +170,13 @@ int main(void)
     if (prog) {
         vm_set_worker_program(prog);
         skill_meta there;
-        CHECK(skill_meta_read_in_worker("orbit.lua", skill_src, strlen(skill_src), &lim, &there,
-                                        err, sizeof err) == 0,
+        CHECK(skill_meta_read_in_worker(NULL, "orbit.lua", skill_src, strlen(skill_src), &lim,
+                                        &there, err, sizeof err) == 0,
               "%s", err);
         same(&here, &there, "read in a worker");
         skill_meta_free(&there);
         static const char bad[] = "return {name='x' ..";
-        CHECK(skill_meta_read_in_worker("dir/bad.lua", bad, strlen(bad), &lim, &there, err,
+        CHECK(skill_meta_read_in_worker(NULL, "dir/bad.lua", bad, strlen(bad), &lim, &there, err,
                                         sizeof err) != 0 &&
                   strstr(err, "dir/bad.lua:1:") == err,
               "a syntax error in a worker: %s", err);

@@ -154,8 +154,10 @@ static int parse_skill_table(const skill_meta *m, skill *s, char *err, size_t er
     return 0;
 }
 
-int loader_load_source(skill_registry *reg, const char *path, const char *src, size_t len,
-                       bool builtin, char *err, size_t errlen)
+/* loader_load_source, reading a user's file through READER (NULL: a
+ * worker place for this file only). */
+static int load_source(skill_registry *reg, const char *path, const char *src, size_t len,
+                       bool builtin, skill_reader *reader, char *err, size_t errlen)
 {
     sandbox_limits lim = {.max_instructions = 1000000, .max_memory = 4u << 20, .timeout_ms = 2000};
     skill_meta m;
@@ -164,7 +166,7 @@ int loader_load_source(skill_registry *reg, const char *path, const char *src, s
      * process, unless every VM runs in this one (--in-process, or a
      * program that set no worker). The built-ins are the binary's own. */
     int rc = !builtin && vm_workers_enabled()
-                 ? skill_meta_read_in_worker(path, src, len, &lim, &m, msg, sizeof msg)
+                 ? skill_meta_read_in_worker(reader, path, src, len, &lim, &m, msg, sizeof msg)
                  : skill_meta_run_here(path, src, len, &lim, &m, msg, sizeof msg);
     if (rc) {
         snprintf(err, errlen, "%s", msg);
@@ -191,12 +193,20 @@ int loader_load_source(skill_registry *reg, const char *path, const char *src, s
     return rc;
 }
 
+int loader_load_source(skill_registry *reg, const char *path, const char *src, size_t len,
+                       bool builtin, char *err, size_t errlen)
+{
+    return load_source(reg, path, src, len, builtin, NULL, err, errlen);
+}
+
 static int compare_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int loader_load_dir(skill_registry *reg, const char *dir, registry_report_fn report, void *ud)
+/* loader_load_dir through READER. */
+static int load_dir(skill_registry *reg, const char *dir, registry_report_fn report, void *ud,
+                    skill_reader *reader)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -240,7 +250,7 @@ int loader_load_dir(skill_registry *reg, const char *dir, registry_report_fn rep
             else
                 buf[len] = '\0';
         }
-        if (!err[0]) loader_load_source(reg, path, buf, len, false, err, sizeof err);
+        if (!err[0]) load_source(reg, path, buf, len, false, reader, err, sizeof err);
         free(buf);
         if (err[0]) {
             failures++;
@@ -249,6 +259,14 @@ int loader_load_dir(skill_registry *reg, const char *dir, registry_report_fn rep
     }
     free(names);
     return failures;
+}
+
+int loader_load_dir(skill_registry *reg, const char *dir, registry_report_fn report, void *ud)
+{
+    skill_reader *reader = skill_reader_new();
+    int rc = load_dir(reg, dir, report, ud, reader);
+    skill_reader_free(reader);
+    return rc;
 }
 
 int loader_add_builtins(skill_registry *reg, char *err, size_t errlen)
@@ -295,8 +313,11 @@ skill_registry *loader_standard(const char *const *dirs, int ndirs, registry_rep
         registry_free(reg);
         return NULL;
     }
+    /* one worker reads the files of every directory */
+    skill_reader *reader = skill_reader_new();
     for (int i = 0; i < ndirs; i++)
-        loader_load_dir(reg, dirs[i], report, ud);
+        load_dir(reg, dirs[i], report, ud, reader);
+    skill_reader_free(reader);
     loader_finalize(reg, report, ud);
     return reg;
 }

@@ -73,12 +73,20 @@ sandbox_status skill_meta_from_lua(sandbox *sb, skill_meta *m, char *err, size_t
 int skill_meta_run_here(const char *path, const char *src, size_t len, const sandbox_limits *lim,
                         skill_meta *m, char *err, size_t errlen);
 
-/* The same, in a worker process of the pool (worker/vm.h): the text goes
- * there in one frame, the fields come back in one frame, checked for shape
- * (types, sizes, counts); a worker that crashes, is killed by its filter
- * (SIGSYS), stalls past LIM's time plus a grace or answers out of turn is
- * reported in ERR, and the host goes on. 0, or -1. */
-int skill_meta_read_in_worker(const char *path, const char *src, size_t len,
+/* A place in the worker pool (worker/vm.h) for reading skill files one
+ * after another: one worker reads them all (a fresh one after a worker
+ * that died), and no worker is started before the first file. */
+typedef struct skill_reader skill_reader;
+skill_reader *skill_reader_new(void);
+void skill_reader_free(skill_reader *r);
+
+/* The same as skill_meta_run_here, in a worker process of R (NULL: one
+ * for this file only): the text goes there in one frame, the fields come
+ * back in one frame, checked for shape (types, sizes, counts); a worker
+ * that crashes, is killed by its filter (SIGSYS), stalls past LIM's time
+ * plus a grace or answers out of turn is reported in ERR, and the host
+ * goes on. 0, or -1. */
+int skill_meta_read_in_worker(skill_reader *r, const char *path, const char *src, size_t len,
                               const sandbox_limits *lim, skill_meta *m, char *err, size_t errlen);
 
 #endif

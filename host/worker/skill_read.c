@@ -73,40 +73,80 @@ static int read_answer(vm *v, skill_meta *m, char *err, size_t errlen)
     return lost(v, err, errlen);
 }
 
-int skill_meta_read_in_worker(const char *path, const char *src, size_t len,
-                              const sandbox_limits *lim, skill_meta *m, char *err, size_t errlen)
+struct skill_reader {
+    vm *v; /* joined to the pool, or NULL */
+};
+
+skill_reader *skill_reader_new(void)
+{
+    return calloc(1, sizeof(skill_reader));
+}
+
+static void leave(skill_reader *r)
+{
+    if (!r->v) return;
+    vm_pool_leave(r->v);
+    frame_free(&r->v->in);
+    frame_free(&r->v->out);
+    free(r->v);
+    r->v = NULL;
+}
+
+void skill_reader_free(skill_reader *r)
+{
+    if (!r) return;
+    leave(r);
+    free(r);
+}
+
+/* R's place in a live worker: the one it has, or a new one. */
+static vm *place(skill_reader *r, char *err, size_t errlen)
 {
     static atomic_uint next_id = 1;
-    memset(m, 0, sizeof *m);
+    if (r->v && atomic_load(&r->v->gone)) leave(r);
+    if (r->v) return r->v;
     vm *v = calloc(1, sizeof *v);
-    if (!v) return errmsg_set(err, errlen, "out of memory");
+    if (!v) return errmsg_set(err, errlen, "out of memory"), NULL;
     v->id = SKILL_READ_ID_BIT | (atomic_fetch_add(&next_id, 1) & ~SKILL_READ_ID_BIT);
-    int rc = -1;
-    if (vm_pool_join(v, err, errlen) == 0) {
-        size_t plen = strlen(path);
-        frame *f = &v->out;
-        frame_start(f, FRAME_SKILL_READ, v->id);
-        frame_put_u64(f, lim->max_instructions);
-        frame_put_u64(f, lim->max_memory);
-        frame_put_u64(f, lim->timeout_ms);
-        frame_put_str(f, path, plen > SKILL_READ_PATH_MAX ? SKILL_READ_PATH_MAX : plen);
-        frame_put_text(f, src, len);
-        double deadline = clock_now_ms() + (double)lim->timeout_ms + SKILL_READ_GRACE_MS;
-        if (f->bad) {
-            errmsg_set(err, errlen, "too large to send to a worker process (over %u bytes)",
-                       FRAME_MAX);
-        } else if (vm_pool_send(v) != 0) {
-            vm_pool_cut(v, SANDBOX_CRASHED, "stopped reading its socket: cut off");
-            lost(v, err, errlen);
-        } else if (await_answer(v, deadline) != 0) {
-            lost(v, err, errlen);
-        } else {
-            rc = read_answer(v, m, err, errlen);
-        }
+    if (vm_pool_join(v, err, errlen)) {
+        vm_pool_leave(v);
+        free(v);
+        return NULL;
     }
-    vm_pool_leave(v);
-    frame_free(&v->in);
-    frame_free(&v->out);
-    free(v);
+    return r->v = v;
+}
+
+static int read_in(vm *v, const char *path, const char *src, size_t len, const sandbox_limits *lim,
+                   skill_meta *m, char *err, size_t errlen)
+{
+    size_t plen = strlen(path);
+    frame *f = &v->out;
+    frame_start(f, FRAME_SKILL_READ, v->id);
+    frame_put_u64(f, lim->max_instructions);
+    frame_put_u64(f, lim->max_memory);
+    frame_put_u64(f, lim->timeout_ms);
+    frame_put_str(f, path, plen > SKILL_READ_PATH_MAX ? SKILL_READ_PATH_MAX : plen);
+    frame_put_text(f, src, len);
+    double deadline = clock_now_ms() + (double)lim->timeout_ms + SKILL_READ_GRACE_MS;
+    if (f->bad)
+        return errmsg_set(err, errlen, "too large to send to a worker process (over %u bytes)",
+                          FRAME_MAX);
+    if (vm_pool_send(v) != 0) {
+        vm_pool_cut(v, SANDBOX_CRASHED, "stopped reading its socket: cut off");
+        return lost(v, err, errlen);
+    }
+    if (await_answer(v, deadline) != 0) return lost(v, err, errlen);
+    return read_answer(v, m, err, errlen);
+}
+
+int skill_meta_read_in_worker(skill_reader *r, const char *path, const char *src, size_t len,
+                              const sandbox_limits *lim, skill_meta *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    skill_reader once = {0};
+    skill_reader *use = r ? r : &once;
+    vm *v = place(use, err, errlen);
+    int rc = v ? read_in(v, path, src, len, lim, m, err, errlen) : -1;
+    if (!r) leave(&once);
     return rc;
 }
