@@ -7,7 +7,7 @@
  * over, a frame cut short) is refused; and a read through a real worker
  * (the aloft program) gives the fields a read in this process gives.
  *
- * labels: safety sandbox
+ * labels: safety sandbox skill_read
  */
 #include "check.h"
 

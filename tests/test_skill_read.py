@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# labels: safety sandbox
+# labels: safety sandbox skill_read
 """User skill files are read in a worker process, not in the host (SPEC §6).
 
 Learning a skill file's name, arguments and description means running its
