@@ -128,7 +128,8 @@ def check_crasher(tmp):
           (p and p.stderr[-500:]))
 
     # serve: does not start
-    p = aloft(["serve", "--port", "0", "--scene", SCENE, "--model", "fake", "--skills", d],
+    p = aloft(["serve", "--port", "0", "--scene", SCENE, "--model", "fake", "--skills", d,
+               "--db", os.path.join(tmp, "serve.db")],
               env={"ALOFT_TOKEN": ""})
     err = p.stderr.decode(errors="replace") if p else ""
     check(p is not None and p.returncode == 1 and p.stdout == b"" and
