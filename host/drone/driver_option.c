@@ -4,24 +4,10 @@
 #include "drone/driver_option.h"
 
 #include "errmsg.h"
+#include "number.h"
 
-#include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
-
-int driver_parse_int(const char *s, long lo, long hi, int *out)
-{
-    /* strtol skips white space and takes a '+': a value that needs either
-     * was not typed as a plain number, so it is refused. */
-    if (!s || !*s || *s == '+' || *s == ' ') return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
 
 int driver_option_apply(void *cfg, const driver_option *table, size_t n, const char *name,
                         const char *value, char *err, size_t errlen)
@@ -35,7 +21,7 @@ int driver_option_apply(void *cfg, const driver_option *table, size_t n, const c
             *(bool *)member = false;
             return 1;
         }
-        if (driver_parse_int(value, o->lo, o->hi, member) < 0)
+        if (number_parse_int(value, o->lo, o->hi, member) < 0)
             return errmsg_set(err, errlen, "--%s '%s': expected %s", name, value ? value : "",
                               o->what);
         return 1;

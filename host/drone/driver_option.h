@@ -2,9 +2,8 @@
  * The command-line options of a driver's configuration (tello_config,
  * mavlink_config), read by one rule: each driver lists its options in a
  * table and hands a long option's name and argument to driver_option_apply.
- * Whole numbers are read strictly (digits only, an optional '-', within the
- * option's range), so "+80", " 80" or "80x" are refused alike by every
- * driver.
+ * Whole numbers are read by number_parse_int (host/number.h), so "+80",
+ * " 80" or "80x" are refused alike by every driver.
  */
 #ifndef ALOFT_DRONE_DRIVER_OPTION_H
 #define ALOFT_DRONE_DRIVER_OPTION_H
@@ -39,11 +38,6 @@ typedef struct driver_option {
  * number in range (CFG is then unchanged). */
 int driver_option_apply(void *cfg, const driver_option *table, size_t n, const char *name,
                         const char *value, char *err, size_t errlen);
-
-/* A whole decimal number in [LO, HI] into *OUT: 0, or -1 (OUT unchanged)
- * for NULL, "", a leading '+' or white space, trailing text or a number out
- * of range. */
-int driver_parse_int(const char *s, long lo, long hi, int *out);
 
 /* Whether `--drone VALUE` names the driver DRIVER ("tello", "tello:HOST"):
  * 1 with *ARG NULL for the bare name or the text after "DRIVER:" (which may
