@@ -69,6 +69,15 @@ static void bad_values_get_clear_errors(void)
     CHECK(tello_config_option(&c, "tello-state-port", "88x", err, sizeof err) < 0, "88x");
     CHECK(tello_config_option(&c, "tello-timeout-ms", "-5", err, sizeof err) < 0, "-5");
     CHECK(tello_config_option(&c, "tello-timeout-ms", "", err, sizeof err) < 0, "empty");
+    /* A number is digits only, as for the MAVLink options: no sign, no
+     * white space that strtol would skip. */
+    CHECK(tello_config_option(&c, "tello-port", "+9000", err, sizeof err) < 0, "+9000");
+    CHECK(strstr(err, "--tello-port '+9000'") != NULL, "message: %s", err);
+    CHECK(tello_config_option(&c, "tello-port", " 9000", err, sizeof err) < 0, "' 9000'");
+    CHECK(tello_config_option(&c, "tello-port", "9000 ", err, sizeof err) < 0, "'9000 '");
+    CHECK(tello_config_option(&c, "tello-timeout-ms", "600000", err, sizeof err) == 1, "%s", err);
+    CHECK(tello_config_option(&c, "tello-timeout-ms", "600001", err, sizeof err) < 0, "600001");
+    CHECK(tello_config_option(&c, "tello-timeout-ms", "7000", err, sizeof err) == 1, "%s", err);
     CHECK(c.port == 8889 && c.timeout_ms == 7000, "a bad value changed the config");
 }
 

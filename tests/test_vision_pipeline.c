@@ -424,6 +424,16 @@ static void test_options(void)
               fabsf(o.det.nms - 0.6f) < 1e-6f,
           "nms");
     CHECK(vision_options_parse(&o, VISION_OPT_INPUT_SIZE, "abc", err, sizeof err) == -1, "size");
+    /* Whole numbers by the one rule of host/number.h: limits kept, no '+'. */
+    CHECK(vision_options_parse(&o, VISION_OPT_INPUT_SIZE, "4096", err, sizeof err) == 1 &&
+              o.det.input_size == 4096,
+          "size 4096");
+    CHECK(vision_options_parse(&o, VISION_OPT_INPUT_SIZE, "4097", err, sizeof err) == -1, "4097");
+    CHECK(vision_options_parse(&o, VISION_OPT_INPUT_SIZE, "+64", err, sizeof err) == -1 &&
+              strstr(err, "--input-size: '+64'"),
+          "+64: %s", err);
+    CHECK(vision_options_parse(&o, VISION_OPT_FRAME_TIMEOUT, " 500", err, sizeof err) == -1,
+          "' 500'");
     CHECK(vision_options_parse(&o, 42, "x", err, sizeof err) == 0, "not a vision option");
     vision_options_init(&o);
     o.source = "clip.mp4";

@@ -42,147 +42,161 @@ typedef struct mav_msg_def {
     size_t nfields;
 } mav_msg_def;
 
-#define F(st, member, type)                                                                        \
+/* F(member, type) and A(member, type, count) are the fields of the
+ * message struct MSG, which each table below defines for itself. */
+#define F(member, type)                                                                            \
     {                                                                                              \
-        type, 1, (uint16_t)offsetof(st, member)                                                    \
+        type, 1, (uint16_t)offsetof(MSG, member)                                                   \
     }
-#define A(st, member, type, n)                                                                     \
+#define A(member, type, n)                                                                         \
     {                                                                                              \
-        type, n, (uint16_t)offsetof(st, member)                                                    \
+        type, n, (uint16_t)offsetof(MSG, member)                                                   \
     }
 
+#define MSG mav_heartbeat
 static const mav_field heartbeat_f[] = {
-    F(mav_heartbeat, custom_mode, U32),  F(mav_heartbeat, type, U8),
-    F(mav_heartbeat, autopilot, U8),     F(mav_heartbeat, base_mode, U8),
-    F(mav_heartbeat, system_status, U8), F(mav_heartbeat, mavlink_version, U8),
+    F(custom_mode, U32), F(type, U8),          F(autopilot, U8),
+    F(base_mode, U8),    F(system_status, U8), F(mavlink_version, U8),
 };
+#undef MSG
 
+#define MSG mav_sys_status
 static const mav_field sys_status_f[] = {
-    F(mav_sys_status, sensors_present, U32),
-    F(mav_sys_status, sensors_enabled, U32),
-    F(mav_sys_status, sensors_health, U32),
-    F(mav_sys_status, load, U16),
-    F(mav_sys_status, voltage_battery, U16),
-    F(mav_sys_status, current_battery, I16),
-    F(mav_sys_status, drop_rate_comm, U16),
-    F(mav_sys_status, errors_comm, U16),
-    A(mav_sys_status, errors_count, U16, 4),
-    F(mav_sys_status, battery_remaining, I8),
+    F(sensors_present, U32),
+    F(sensors_enabled, U32),
+    F(sensors_health, U32),
+    F(load, U16),
+    F(voltage_battery, U16),
+    F(current_battery, I16),
+    F(drop_rate_comm, U16),
+    F(errors_comm, U16),
+    A(errors_count, U16, 4),
+    F(battery_remaining, I8),
     /* extensions */
-    F(mav_sys_status, sensors_present_ext, U32),
-    F(mav_sys_status, sensors_enabled_ext, U32),
-    F(mav_sys_status, sensors_health_ext, U32),
+    F(sensors_present_ext, U32),
+    F(sensors_enabled_ext, U32),
+    F(sensors_health_ext, U32),
 };
+#undef MSG
 
+#define MSG mav_set_mode
 static const mav_field set_mode_f[] = {
-    F(mav_set_mode, custom_mode, U32),
-    F(mav_set_mode, target_system, U8),
-    F(mav_set_mode, base_mode, U8),
+    F(custom_mode, U32),
+    F(target_system, U8),
+    F(base_mode, U8),
 };
+#undef MSG
 
+#define MSG mav_attitude
 static const mav_field attitude_f[] = {
-    F(mav_attitude, time_boot_ms, U32), F(mav_attitude, roll, F32),
-    F(mav_attitude, pitch, F32),        F(mav_attitude, yaw, F32),
-    F(mav_attitude, rollspeed, F32),    F(mav_attitude, pitchspeed, F32),
-    F(mav_attitude, yawspeed, F32),
+    F(time_boot_ms, U32), F(roll, F32),       F(pitch, F32),    F(yaw, F32),
+    F(rollspeed, F32),    F(pitchspeed, F32), F(yawspeed, F32),
 };
+#undef MSG
 
+#define MSG mav_local_position_ned
 static const mav_field local_position_ned_f[] = {
-    F(mav_local_position_ned, time_boot_ms, U32),
-    F(mav_local_position_ned, x, F32),
-    F(mav_local_position_ned, y, F32),
-    F(mav_local_position_ned, z, F32),
-    F(mav_local_position_ned, vx, F32),
-    F(mav_local_position_ned, vy, F32),
-    F(mav_local_position_ned, vz, F32),
+    F(time_boot_ms, U32), F(x, F32), F(y, F32), F(z, F32), F(vx, F32), F(vy, F32), F(vz, F32),
 };
+#undef MSG
 
+#define MSG mav_global_position_int
 static const mav_field global_position_int_f[] = {
-    F(mav_global_position_int, time_boot_ms, U32), F(mav_global_position_int, lat, I32),
-    F(mav_global_position_int, lon, I32),          F(mav_global_position_int, alt, I32),
-    F(mav_global_position_int, relative_alt, I32), F(mav_global_position_int, vx, I16),
-    F(mav_global_position_int, vy, I16),           F(mav_global_position_int, vz, I16),
-    F(mav_global_position_int, hdg, U16),
+    F(time_boot_ms, U32), F(lat, I32), F(lon, I32), F(alt, I32), F(relative_alt, I32),
+    F(vx, I16),           F(vy, I16),  F(vz, I16),  F(hdg, U16),
 };
+#undef MSG
 
+#define MSG mav_command_long
 static const mav_field command_long_f[] = {
-    A(mav_command_long, param, F32, 7),     F(mav_command_long, command, U16),
-    F(mav_command_long, target_system, U8), F(mav_command_long, target_component, U8),
-    F(mav_command_long, confirmation, U8),
+    A(param, F32, 7),        F(command, U16),     F(target_system, U8),
+    F(target_component, U8), F(confirmation, U8),
 };
+#undef MSG
 
+#define MSG mav_command_ack
 static const mav_field command_ack_f[] = {
-    F(mav_command_ack, command, U16),
-    F(mav_command_ack, result, U8),
+    F(command, U16),
+    F(result, U8),
     /* extensions */
-    F(mav_command_ack, progress, U8),
-    F(mav_command_ack, result_param2, I32),
-    F(mav_command_ack, target_system, U8),
-    F(mav_command_ack, target_component, U8),
+    F(progress, U8),
+    F(result_param2, I32),
+    F(target_system, U8),
+    F(target_component, U8),
 };
+#undef MSG
 
-#define TARGET_FLOATS(st)                                                                          \
-    F(st, time_boot_ms, U32), F(st, x, F32), F(st, y, F32), F(st, z, F32), F(st, vx, F32),         \
-        F(st, vy, F32), F(st, vz, F32), F(st, afx, F32), F(st, afy, F32), F(st, afz, F32),         \
-        F(st, yaw, F32), F(st, yaw_rate, F32), F(st, type_mask, U16)
+#define TARGET_FLOATS                                                                              \
+    F(time_boot_ms, U32), F(x, F32), F(y, F32), F(z, F32), F(vx, F32), F(vy, F32), F(vz, F32),     \
+        F(afx, F32), F(afy, F32), F(afz, F32), F(yaw, F32), F(yaw_rate, F32), F(type_mask, U16)
 
+#define MSG mav_position_target
 static const mav_field set_position_target_f[] = {
-    TARGET_FLOATS(mav_position_target),
-    F(mav_position_target, target_system, U8),
-    F(mav_position_target, target_component, U8),
-    F(mav_position_target, coordinate_frame, U8),
+    TARGET_FLOATS,
+    F(target_system, U8),
+    F(target_component, U8),
+    F(coordinate_frame, U8),
 };
 
 static const mav_field position_target_f[] = {
-    TARGET_FLOATS(mav_position_target),
-    F(mav_position_target, coordinate_frame, U8),
+    TARGET_FLOATS,
+    F(coordinate_frame, U8),
 };
+#undef MSG
 
+#define MSG mav_battery_status
 static const mav_field battery_status_f[] = {
-    F(mav_battery_status, current_consumed, I32),
-    F(mav_battery_status, energy_consumed, I32),
-    F(mav_battery_status, temperature, I16),
-    A(mav_battery_status, voltages, U16, 10),
-    F(mav_battery_status, current_battery, I16),
-    F(mav_battery_status, id, U8),
-    F(mav_battery_status, battery_function, U8),
-    F(mav_battery_status, type, U8),
-    F(mav_battery_status, battery_remaining, I8),
+    F(current_consumed, I32),
+    F(energy_consumed, I32),
+    F(temperature, I16),
+    A(voltages, U16, 10),
+    F(current_battery, I16),
+    F(id, U8),
+    F(battery_function, U8),
+    F(type, U8),
+    F(battery_remaining, I8),
     /* extensions */
-    F(mav_battery_status, time_remaining, I32),
-    F(mav_battery_status, charge_state, U8),
-    A(mav_battery_status, voltages_ext, U16, 4),
-    F(mav_battery_status, mode, U8),
-    F(mav_battery_status, fault_bitmask, U32),
+    F(time_remaining, I32),
+    F(charge_state, U8),
+    A(voltages_ext, U16, 4),
+    F(mode, U8),
+    F(fault_bitmask, U32),
 };
+#undef MSG
 
+#define MSG mav_home_position
 static const mav_field home_position_f[] = {
-    F(mav_home_position, latitude, I32),
-    F(mav_home_position, longitude, I32),
-    F(mav_home_position, altitude, I32),
-    F(mav_home_position, x, F32),
-    F(mav_home_position, y, F32),
-    F(mav_home_position, z, F32),
-    A(mav_home_position, q, F32, 4),
-    F(mav_home_position, approach_x, F32),
-    F(mav_home_position, approach_y, F32),
-    F(mav_home_position, approach_z, F32),
+    F(latitude, I32),
+    F(longitude, I32),
+    F(altitude, I32),
+    F(x, F32),
+    F(y, F32),
+    F(z, F32),
+    A(q, F32, 4),
+    F(approach_x, F32),
+    F(approach_y, F32),
+    F(approach_z, F32),
     /* extensions */
-    F(mav_home_position, time_usec, U64),
+    F(time_usec, U64),
 };
+#undef MSG
 
+#define MSG mav_extended_sys_state
 static const mav_field extended_sys_state_f[] = {
-    F(mav_extended_sys_state, vtol_state, U8),
-    F(mav_extended_sys_state, landed_state, U8),
+    F(vtol_state, U8),
+    F(landed_state, U8),
 };
+#undef MSG
 
+#define MSG mav_statustext
 static const mav_field statustext_f[] = {
-    F(mav_statustext, severity, U8),
-    A(mav_statustext, text, CH, 50),
+    F(severity, U8),
+    A(text, CH, 50),
     /* extensions */
-    F(mav_statustext, id, U16),
-    F(mav_statustext, chunk_seq, U8),
+    F(id, U16),
+    F(chunk_seq, U8),
 };
+#undef MSG
 
 #define DEF(id, extra, minl, maxl, f)                                                              \
     {                                                                                              \
@@ -315,15 +329,17 @@ static int unpack_def(const mav_msg_def *d, const mav_frame *f, void *msg, size_
     return 0;
 }
 
-#define MAV_DEFINE(name, id)                                                                       \
-    size_t mav_##name##_pack(const mav_##name *m, uint8_t payload[MAV_MAX_PAYLOAD])                \
+/* mav_NAME_pack and mav_NAME_unpack of message ID, whose struct is TYPE. */
+#define MAV_DEFINE_AS(name, type, id)                                                              \
+    size_t mav_##name##_pack(const type *m, uint8_t payload[MAV_MAX_PAYLOAD])                      \
     {                                                                                              \
         return pack_def(def_of(id), m, payload);                                                   \
     }                                                                                              \
-    int mav_##name##_unpack(const mav_frame *f, mav_##name *out)                                   \
+    int mav_##name##_unpack(const mav_frame *f, type *out)                                         \
     {                                                                                              \
         return unpack_def(def_of(id), f, out, sizeof *out);                                        \
     }
+#define MAV_DEFINE(name, id) MAV_DEFINE_AS(name, mav_##name, id)
 
 MAV_DEFINE(heartbeat, MAV_MSG_HEARTBEAT)
 MAV_DEFINE(sys_status, MAV_MSG_SYS_STATUS)
@@ -351,25 +367,9 @@ int mav_statustext_unpack(const mav_frame *f, mav_statustext *out)
     return r;
 }
 
-size_t mav_set_position_target_pack(const mav_position_target *m, uint8_t payload[MAV_MAX_PAYLOAD])
-{
-    return pack_def(def_of(MAV_MSG_SET_POSITION_TARGET_LOCAL_NED), m, payload);
-}
-
-int mav_set_position_target_unpack(const mav_frame *f, mav_position_target *out)
-{
-    return unpack_def(def_of(MAV_MSG_SET_POSITION_TARGET_LOCAL_NED), f, out, sizeof *out);
-}
-
-size_t mav_position_target_pack(const mav_position_target *m, uint8_t payload[MAV_MAX_PAYLOAD])
-{
-    return pack_def(def_of(MAV_MSG_POSITION_TARGET_LOCAL_NED), m, payload);
-}
-
-int mav_position_target_unpack(const mav_frame *f, mav_position_target *out)
-{
-    return unpack_def(def_of(MAV_MSG_POSITION_TARGET_LOCAL_NED), f, out, sizeof *out);
-}
+/* The two position-target messages share one struct. */
+MAV_DEFINE_AS(set_position_target, mav_position_target, MAV_MSG_SET_POSITION_TARGET_LOCAL_NED)
+MAV_DEFINE_AS(position_target, mav_position_target, MAV_MSG_POSITION_TARGET_LOCAL_NED)
 
 /* ---- framing ---------------------------------------------------------------- */
 

@@ -225,9 +225,10 @@ typedef struct mav_statustext {
     uint8_t chunk_seq;
 } mav_statustext;
 
-#define MAV_DECLARE(name)                                                                          \
-    size_t mav_##name##_pack(const mav_##name *m, uint8_t payload[MAV_MAX_PAYLOAD]);               \
-    int mav_##name##_unpack(const mav_frame *f, mav_##name *out)
+#define MAV_DECLARE_AS(name, type)                                                                 \
+    size_t mav_##name##_pack(const type *m, uint8_t payload[MAV_MAX_PAYLOAD]);                     \
+    int mav_##name##_unpack(const mav_frame *f, type *out)
+#define MAV_DECLARE(name) MAV_DECLARE_AS(name, mav_##name)
 
 MAV_DECLARE(heartbeat);
 MAV_DECLARE(sys_status);
@@ -241,12 +242,10 @@ MAV_DECLARE(command_long);
 MAV_DECLARE(command_ack);
 MAV_DECLARE(set_mode);
 MAV_DECLARE(statustext);
-#undef MAV_DECLARE
-
 /* The two position-target messages share mav_position_target. */
-size_t mav_set_position_target_pack(const mav_position_target *m, uint8_t payload[MAV_MAX_PAYLOAD]);
-int mav_set_position_target_unpack(const mav_frame *f, mav_position_target *out);
-size_t mav_position_target_pack(const mav_position_target *m, uint8_t payload[MAV_MAX_PAYLOAD]);
-int mav_position_target_unpack(const mav_frame *f, mav_position_target *out);
+MAV_DECLARE_AS(set_position_target, mav_position_target);
+MAV_DECLARE_AS(position_target, mav_position_target);
+#undef MAV_DECLARE
+#undef MAV_DECLARE_AS
 
 #endif

@@ -3,9 +3,10 @@
  */
 #include "drone/tello.h"
 
-#include <errno.h>
+#include "drone/driver_option.h"
+#include "errmsg.h"
+
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 void tello_config_init(tello_config *cfg)
@@ -24,74 +25,35 @@ void tello_config_init(tello_config *cfg)
     cfg->land_at_end = true;
 }
 
-/* A whole decimal integer in [lo, hi]. */
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* --drone tello | tello:HOST; other drivers are not ours. */
 static int parse_drone(tello_config *cfg, const char *value, char *err, size_t errlen)
 {
-    if (!value || strncmp(value, "tello", 5) != 0 || (value[5] && value[5] != ':')) return 0;
-    if (!value[5]) {
-        snprintf(cfg->host, sizeof cfg->host, "%s", TELLO_DEFAULT_HOST);
-        return 1;
-    }
-    const char *host = value + 6;
-    if (!*host || strlen(host) >= sizeof cfg->host || strpbrk(host, " \t/:")) {
-        snprintf(err, errlen, "--drone %s: expected tello or tello:HOST (an address such as %s)",
-                 value, TELLO_DEFAULT_HOST);
-        return -1;
-    }
+    const char *host;
+    if (!driver_drone_arg(value, "tello", &host)) return 0;
+    if (!host) host = TELLO_DEFAULT_HOST;
+    if (!*host || strlen(host) >= sizeof cfg->host || strpbrk(host, " \t/:"))
+        return errmsg_set(err, errlen,
+                          "--drone %s: expected tello or tello:HOST (an address such as %s)", value,
+                          TELLO_DEFAULT_HOST);
     snprintf(cfg->host, sizeof cfg->host, "%s", host);
     return 1;
 }
 
+static const driver_option options[] = {
+    DRIVER_INT("tello-port", tello_config, port, 1, 65535, "a port number (1-65535)"),
+    DRIVER_INT("tello-state-port", tello_config, state_port, 1, 65535, "a port number (1-65535)"),
+    DRIVER_INT("tello-video-port", tello_config, video_port, 1, 65535, "a port number (1-65535)"),
+    DRIVER_INT("tello-timeout-ms", tello_config, timeout_ms, 1, 600000, "milliseconds (1-600000)"),
+    DRIVER_OFF("no-video", tello_config, video),
+    DRIVER_OFF("no-land", tello_config, land_at_end),
+};
+
 int tello_config_option(tello_config *cfg, const char *name, const char *value, char *err,
                         size_t errlen)
 {
-    static const struct {
-        const char *name;
-        size_t offset;
-        long lo, hi;
-        const char *what;
-    } numeric[] = {
-        {"tello-port", offsetof(tello_config, port), 1, 65535, "a port number (1-65535)"},
-        {"tello-state-port", offsetof(tello_config, state_port), 1, 65535,
-         "a port number (1-65535)"},
-        {"tello-video-port", offsetof(tello_config, video_port), 1, 65535,
-         "a port number (1-65535)"},
-        {"tello-timeout-ms", offsetof(tello_config, timeout_ms), 1, 600000,
-         "milliseconds (1-600000)"},
-    };
-    if (!name) return 0;
-    if (strcmp(name, "drone") == 0) return parse_drone(cfg, value, err, errlen);
-    if (strcmp(name, "no-video") == 0) {
-        cfg->video = false;
-        return 1;
-    }
-    if (strcmp(name, "no-land") == 0) {
-        cfg->land_at_end = false;
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
-        if (strcmp(name, numeric[i].name) != 0) continue;
-        int *slot = (int *)((char *)cfg + numeric[i].offset);
-        if (parse_int(value, numeric[i].lo, numeric[i].hi, slot) < 0) {
-            snprintf(err, errlen, "--%s '%s': expected %s", name, value ? value : "",
-                     numeric[i].what);
-            return -1;
-        }
-        return 1;
-    }
-    return 0;
+    if (name && strcmp(name, "drone") == 0) return parse_drone(cfg, value, err, errlen);
+    return driver_option_apply(cfg, options, sizeof options / sizeof options[0], name, value, err,
+                               errlen);
 }
 
 const char *tello_video_source(const tello_config *cfg, char *buf, size_t len)

@@ -217,6 +217,28 @@ static void set_error(chat_reply *r, const cJSON *root)
     json_summary(root, r->error_msg, sizeof r->error_msg);
 }
 
+/* The reply object ROOT, a stream's chunk or a whole body: its error, or
+ * its usage, refusal, tool calls and finish reason, and into *CONTENT the
+ * content of PART ("delta" or "message") of its first choice. Returns 1
+ * for an error reply (R holds it), else 0. */
+static int read_reply(chat_reply *r, const char *type, const cJSON *root, const char *part,
+                      const cJSON **content)
+{
+    *content = NULL;
+    if (is_error(type, root)) {
+        set_error(r, root);
+        return 1;
+    }
+    read_usage(r, root);
+    const cJSON *choice = cJSON_GetArrayItem(item(root, "choices"), 0);
+    const cJSON *msg = item(choice, part);
+    read_refusal(r, msg);
+    read_tool_calls(r, msg);
+    read_finish(r, choice);
+    *content = item(msg, "content");
+    return 0;
+}
+
 int chat_reply_event(chat_reply *r, const char *type, const char *data, size_t len,
                      chat_text_fn emit, void *ud)
 {
@@ -229,21 +251,10 @@ int chat_reply_event(chat_reply *r, const char *type, const char *data, size_t l
         chat_error_summary(data, len, r->error_msg, sizeof r->error_msg);
         return 1;
     }
-    int rc = 0;
-    if (is_error(type ? type : "", root)) {
-        set_error(r, root);
-        rc = 1;
-    } else {
-        read_usage(r, root);
-        const cJSON *choice = cJSON_GetArrayItem(item(root, "choices"), 0);
-        const cJSON *delta = item(choice, "delta");
-        const cJSON *content = item(delta, "content");
-        read_refusal(r, delta);
-        read_tool_calls(r, delta);
-        if (cJSON_IsString(content) && *content->valuestring && emit)
-            rc = emit(ud, content->valuestring, strlen(content->valuestring));
-        read_finish(r, choice);
-    }
+    const cJSON *content;
+    int rc = read_reply(r, type ? type : "", root, "delta", &content);
+    if (rc == 0 && cJSON_IsString(content) && *content->valuestring && emit)
+        rc = emit(ud, content->valuestring, strlen(content->valuestring));
     cJSON_Delete(root);
     return rc;
 }
@@ -256,22 +267,11 @@ int chat_reply_body(chat_reply *r, const char *body, size_t len, textbuf *text, 
         cJSON_Delete(root);
         return -1;
     }
-    int rc = 0;
-    if (is_error("", root)) {
-        set_error(r, root);
-        rc = 1;
-    } else {
-        read_usage(r, root);
-        const cJSON *choice = cJSON_GetArrayItem(item(root, "choices"), 0);
-        const cJSON *msg = item(choice, "message");
-        const cJSON *content = item(msg, "content");
-        read_refusal(r, msg);
-        read_tool_calls(r, msg);
-        read_finish(r, choice);
-        if (cJSON_IsString(content)) {
-            *has_content = true;
-            textbuf_adds(text, content->valuestring);
-        }
+    const cJSON *content;
+    int rc = read_reply(r, "", root, "message", &content);
+    if (rc == 0 && cJSON_IsString(content)) {
+        *has_content = true;
+        textbuf_adds(text, content->valuestring);
     }
     cJSON_Delete(root);
     return rc;

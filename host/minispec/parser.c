@@ -533,6 +533,22 @@ static void push_block(ms_parser *P, ms_block_kind kind, const ms_token *brace, 
     b->body_start = 0;
 }
 
+/* Takes the '{' that opens a block after WHAT (followed by the text of
+ * token AT when given: the loop count) into BRACE and enters the block;
+ * any other token is a syntax error. */
+static void open_brace(ms_parser *P, const char *what, const ms_token *at, ms_token *brace)
+{
+    const ms_token *t = peek(P);
+    if (t->kind != MS_T_LBRACE) {
+        char found[64];
+        syntax_error(P, t, "expected '{' after %s%s%.*s, found %s", what, at ? " " : "",
+                     at ? (int)at->len : 0, at ? P->lx.src + at->off : "",
+                     ms_token_describe(P->lx.src, t, found, sizeof found));
+    }
+    next_into(P, brace);
+    enter(P, brace);
+}
+
 /* loop := INT '{' program '}'   (header only: the body comes unit by unit) */
 static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
 {
@@ -542,13 +558,8 @@ static ms_event_kind parse_loop(ms_parser *P, ms_event *ev)
     if (num.kind == MS_T_FLOAT)
         syntax_error(P, &num, "expected a statement, found %s",
                      ms_token_describe(P->lx.src, &num, what, sizeof what));
-    const ms_token *t = peek(P);
-    if (t->kind != MS_T_LBRACE)
-        syntax_error(P, t, "expected '{' after the loop count %.*s, found %s", (int)num.len,
-                     P->lx.src + num.off, ms_token_describe(P->lx.src, t, what, sizeof what));
     ms_token brace;
-    next_into(P, &brace);
-    enter(P, &brace);
+    open_brace(P, "the loop count", &num, &brace);
     long count = parse_index(P->lx.src + num.off, num.len);
     if (count < 1 || count > P->max_loop)
         ms_parser_diag_unit(P, num.line, num.col, "loop count %.*s%s must be between 1 and %d",
@@ -587,15 +598,8 @@ static ms_event_kind parse_cond(ms_parser *P, ms_event *ev)
         cond = parse_expr(P, false);
         P->unit_assign = assigned->id;
     }
-    const ms_token *t = peek(P);
-    if (t->kind != MS_T_LBRACE) {
-        char what[64];
-        syntax_error(P, t, "expected '{' after the condition, found %s",
-                     ms_token_describe(P->lx.src, t, what, sizeof what));
-    }
     ms_token brace;
-    next_into(P, &brace);
-    enter(P, &brace);
+    open_brace(P, "the condition", NULL, &brace);
     ms_expr *value = cond;
     if (assigned) { /* v._1 = value; if ms.truth(v._1) then */
         emit_assign(P->out, assigned, value);
@@ -744,15 +748,8 @@ static ms_event_kind parse_else(ms_parser *P, ms_event *ev)
         syntax_error(P, &colon,
                      "':' may only follow the '}' of a condition (an else branch: "
                      "?cond{...}:{...})");
-    const ms_token *t = peek(P);
-    if (t->kind != MS_T_LBRACE) {
-        char what[64];
-        syntax_error(P, t, "expected '{' after ':', found %s",
-                     ms_token_describe(P->lx.src, t, what, sizeof what));
-    }
     ms_token brace;
-    next_into(P, &brace);
-    enter(P, &brace);
+    open_brace(P, "':'", NULL, &brace);
     ms_buf_addlit(P->out, "else");
     ev->block = MS_BLOCK_ELSE;
     push_block(P, MS_BLOCK_ELSE, &brace, 0);

@@ -10,6 +10,7 @@
 
 #include "llm/plan_text.h"
 #include "mission/candidates.h"
+#include "mission/probe.h"
 #include "minispec/minispec.h"
 #include "minispec/stream.h"
 #include "vision/objects.h"
@@ -242,14 +243,8 @@ static int probe(void *ud, const char *question, char *out, size_t outlen, char 
     llm_result res;
     int rc = ask(m, MISSION_LLM_PROBE, false, &pm, NULL, 1, &res);
     prompt_msgs_free(&pm);
-    if (rc) {
-        snprintf(err, errlen, "the LLM did not answer: %s", res.error);
-        llm_result_free(&res);
-        return -1;
-    }
-    llm_result_trimmed(&res, out, outlen);
+    if (probe_reply(rc, &res, out, outlen, err, errlen)) return -1;
     progress(m, "probe: %s -> %s\n", question, out);
-    llm_result_free(&res);
     return 0;
 }
 

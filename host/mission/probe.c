@@ -55,12 +55,15 @@ int run_probe_ask(void *ud, const char *question, char *out, size_t outlen, char
     p->calls++;
     if (p->obs.llm_exchange) p->obs.llm_exchange(p->obs.ud, MISSION_LLM_PROBE, msgs, n, &res);
     prompt_msgs_free(&pm);
-    if (rc) {
-        snprintf(err, errlen, "the LLM did not answer: %s", res.error);
-        llm_result_free(&res);
-        return -1;
-    }
-    llm_result_trimmed(&res, out, outlen);
-    llm_result_free(&res);
-    return 0;
+    return probe_reply(rc, &res, out, outlen, err, errlen);
+}
+
+int probe_reply(int rc, llm_result *res, char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (rc)
+        snprintf(err, errlen, "the LLM did not answer: %s", res->error);
+    else
+        llm_result_trimmed(res, out, outlen);
+    llm_result_free(res);
+    return rc ? -1 : 0;
 }

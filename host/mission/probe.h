@@ -27,4 +27,10 @@ typedef struct run_probe {
 int run_probe_ask(void *ud, const char *question, char *out, size_t outlen, char *err,
                   size_t errlen);
 
+/* The end of a probe's LLM call that returned RC (llm_call's 0 or -1): the
+ * answer trimmed into OUT, or "the LLM did not answer: ..." into ERR.
+ * Frees RES; returns 0 or -1. The mission controller's probe ends the
+ * same way. */
+int probe_reply(int rc, llm_result *res, char *out, size_t outlen, char *err, size_t errlen);
+
 #endif

@@ -18,35 +18,39 @@ typedef struct builtin_spec {
     const char *description;
 } builtin_spec;
 
+/* The families of skills that share their signature and effect: a motion
+ * takes a whole number (cm or degrees) and returns whether it flew; a
+ * sight looks up an object by name and returns a number of the view. */
+#define MOTION(skill, arg_name, text)                                                              \
+    {                                                                                              \
+        .name = #skill, .fn = skill_##skill, .arg = arg_name, .arg_type = SKILL_T_INT,             \
+        .returns = SKILL_T_BOOL, .flags = SKILL_MOVES, .description = text                         \
+    }
+#define SIGHT(skill, text)                                                                         \
+    {                                                                                              \
+        .name = #skill, .fn = skill_##skill, .arg = "object_name", .arg_type = SKILL_T_STR,        \
+        .returns = SKILL_T_FLOAT, .flags = SKILL_SEES, .description = text                         \
+    }
+
 static const builtin_spec builtins[] = {
-    {"move_forward", NULL, skill_move_forward, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "fly forward by distance cm"},
-    {"move_backward", NULL, skill_move_backward, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "fly backward by distance cm"},
-    {"move_left", NULL, skill_move_left, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "fly left by distance cm"},
-    {"move_right", NULL, skill_move_right, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "fly right by distance cm"},
-    {"move_up", NULL, skill_move_up, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "climb by distance cm"},
-    {"move_down", NULL, skill_move_down, "distance", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "descend by distance cm"},
-    {"turn_cw", NULL, skill_turn_cw, "degrees", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "rotate clockwise (right) by degrees"},
-    {"turn_ccw", NULL, skill_turn_ccw, "degrees", SKILL_T_INT, SKILL_T_BOOL, SKILL_MOVES,
-     "rotate counter-clockwise (left) by degrees"},
+    MOTION(move_forward, "distance", "fly forward by distance cm"),
+    MOTION(move_backward, "distance", "fly backward by distance cm"),
+    MOTION(move_left, "distance", "fly left by distance cm"),
+    MOTION(move_right, "distance", "fly right by distance cm"),
+    MOTION(move_up, "distance", "climb by distance cm"),
+    MOTION(move_down, "distance", "descend by distance cm"),
+    MOTION(turn_cw, "degrees", "rotate clockwise (right) by degrees"),
+    MOTION(turn_ccw, "degrees", "rotate counter-clockwise (left) by degrees"),
     {"delay", NULL, skill_delay, "milliseconds", SKILL_T_INT, SKILL_T_BOOL, 0,
      "hover in place for milliseconds"},
     {"is_visible", NULL, skill_is_visible, "object_name", SKILL_T_STR, SKILL_T_BOOL, SKILL_SEES,
      "True if the object is in the current view"},
-    {"object_x", NULL, skill_object_x, "object_name", SKILL_T_STR, SKILL_T_FLOAT, SKILL_SEES,
-     "horizontal centre of the object in the view, 0 (left) to 1 (right); False if unseen"},
-    {"object_y", NULL, skill_object_y, "object_name", SKILL_T_STR, SKILL_T_FLOAT, SKILL_SEES,
-     "vertical centre of the object in the view, 0 (top) to 1 (bottom); False if unseen"},
-    {"object_width", NULL, skill_object_width, "object_name", SKILL_T_STR, SKILL_T_FLOAT,
-     SKILL_SEES, "width of the object as a fraction of the view; False if unseen"},
-    {"object_height", NULL, skill_object_height, "object_name", SKILL_T_STR, SKILL_T_FLOAT,
-     SKILL_SEES, "height of the object as a fraction of the view; False if unseen"},
+    SIGHT(object_x,
+          "horizontal centre of the object in the view, 0 (left) to 1 (right); False if unseen"),
+    SIGHT(object_y,
+          "vertical centre of the object in the view, 0 (top) to 1 (bottom); False if unseen"),
+    SIGHT(object_width, "width of the object as a fraction of the view; False if unseen"),
+    SIGHT(object_height, "height of the object as a fraction of the view; False if unseen"),
     {"log", NULL, skill_log, "text", SKILL_T_STR, SKILL_T_BOOL, 0,
      "say text to the user (answers to questions go here)"},
     {"take_picture", NULL, skill_take_picture, NULL, SKILL_T_NONE, SKILL_T_STR, SKILL_SEES,

@@ -12,6 +12,15 @@
 #include "skills/registry.h"
 #include "skills/skills.h"
 
+/* Defines skill_NAME as FAMILY(ctx, L, "NAME", VALUE): the skills of one
+ * family (move_*, turn_*, object_*) differ only in their name, which their
+ * errors carry, and one value. */
+#define BUILTIN_SKILL(name, family, value)                                                         \
+    int skill_##name(skill_ctx *ctx, lua_State *L)                                                 \
+    {                                                                                              \
+        return family(ctx, L, #name, value);                                                       \
+    }
+
 /* Adds the low-level skills, in SPEC §5 order, to REG. */
 int builtin_register(skill_registry *reg, char *err, size_t errlen);
 

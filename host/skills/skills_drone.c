@@ -79,45 +79,15 @@ static int turn(skill_ctx *ctx, lua_State *L, const char *name, int sign)
     return motion_result(ctx, L, name, rc, err);
 }
 
-int skill_move_forward(skill_ctx *ctx, lua_State *L)
-{
-    return move(ctx, L, "move_forward", DRONE_FORWARD);
-}
-
-int skill_move_backward(skill_ctx *ctx, lua_State *L)
-{
-    return move(ctx, L, "move_backward", DRONE_BACK);
-}
-
-int skill_move_left(skill_ctx *ctx, lua_State *L)
-{
-    return move(ctx, L, "move_left", DRONE_LEFT);
-}
-
-int skill_move_right(skill_ctx *ctx, lua_State *L)
-{
-    return move(ctx, L, "move_right", DRONE_RIGHT);
-}
-
-int skill_move_up(skill_ctx *ctx, lua_State *L)
-{
-    return move(ctx, L, "move_up", DRONE_UP);
-}
-
-int skill_move_down(skill_ctx *ctx, lua_State *L)
-{
-    return move(ctx, L, "move_down", DRONE_DOWN);
-}
-
-int skill_turn_cw(skill_ctx *ctx, lua_State *L)
-{
-    return turn(ctx, L, "turn_cw", 1);
-}
-
-int skill_turn_ccw(skill_ctx *ctx, lua_State *L)
-{
-    return turn(ctx, L, "turn_ccw", -1);
-}
+/* The motion skills declared in builtin.h. */
+BUILTIN_SKILL(move_forward, move, DRONE_FORWARD)
+BUILTIN_SKILL(move_backward, move, DRONE_BACK)
+BUILTIN_SKILL(move_left, move, DRONE_LEFT)
+BUILTIN_SKILL(move_right, move, DRONE_RIGHT)
+BUILTIN_SKILL(move_up, move, DRONE_UP)
+BUILTIN_SKILL(move_down, move, DRONE_DOWN)
+BUILTIN_SKILL(turn_cw, turn, 1)
+BUILTIN_SKILL(turn_ccw, turn, -1)
 
 /* Without a drone, delay still waits (in real time), polling the sandbox. */
 static void wait_real(skill_ctx *ctx, lua_State *L, lua_Integer ms)

@@ -53,25 +53,11 @@ static int field(skill_ctx *ctx, lua_State *L, const char *name, int which)
     return 1;
 }
 
-int skill_object_x(skill_ctx *ctx, lua_State *L)
-{
-    return field(ctx, L, "object_x", FIELD_X);
-}
-
-int skill_object_y(skill_ctx *ctx, lua_State *L)
-{
-    return field(ctx, L, "object_y", FIELD_Y);
-}
-
-int skill_object_width(skill_ctx *ctx, lua_State *L)
-{
-    return field(ctx, L, "object_width", FIELD_W);
-}
-
-int skill_object_height(skill_ctx *ctx, lua_State *L)
-{
-    return field(ctx, L, "object_height", FIELD_H);
-}
+/* The object_* skills declared in builtin.h. */
+BUILTIN_SKILL(object_x, field, FIELD_X)
+BUILTIN_SKILL(object_y, field, FIELD_Y)
+BUILTIN_SKILL(object_width, field, FIELD_W)
+BUILTIN_SKILL(object_height, field, FIELD_H)
 
 /* Pictures come from the mission's camera (ctx->picture: the world's
  * eyes, or the simulator's drawing when the simulator is the camera). */

@@ -48,6 +48,35 @@ static void add_pose(cJSON *obj, sqlite3_stmt *st, int i)
     add_column(p, "yaw", st, i + 3);
 }
 
+/* How a column of a row reads into its document. */
+typedef enum column_kind {
+    COL_VALUE, /* add_column */
+    COL_BOOL,  /* add_bool_column */
+    COL_JSON,  /* add_json_column */
+} column_kind;
+
+typedef struct column {
+    const char *name;
+    column_kind kind;
+} column;
+
+#define NCOLS(cols) ((int)(sizeof cols / sizeof cols[0]))
+
+/* Columns 0..N-1 of ST as an object, under the names and kinds of COLS. */
+static cJSON *row_object(sqlite3_stmt *st, const column *cols, int n)
+{
+    cJSON *obj = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        if (cols[i].kind == COL_BOOL)
+            add_bool_column(obj, cols[i].name, st, i);
+        else if (cols[i].kind == COL_JSON)
+            add_json_column(obj, cols[i].name, st, i);
+        else
+            add_column(obj, cols[i].name, st, i);
+    }
+    return obj;
+}
+
 static sqlite3_stmt *prepare(store *s, const char *sql, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
@@ -74,13 +103,11 @@ static int each_row(store *s, sqlite3_stmt *st, cJSON *out, void (*row)(cJSON *,
 
 static void list_row(cJSON *list, sqlite3_stmt *st)
 {
-    cJSON *m = cJSON_CreateObject();
-    add_column(m, "id", st, 0);
-    add_column(m, "task", st, 1);
-    add_column(m, "status", st, 2);
-    add_column(m, "started", st, 3);
-    add_column(m, "duration_ms", st, 4);
-    cJSON_AddItemToArray(list, m);
+    static const column cols[] = {
+        {"id", COL_VALUE},      {"task", COL_VALUE},        {"status", COL_VALUE},
+        {"started", COL_VALUE}, {"duration_ms", COL_VALUE},
+    };
+    cJSON_AddItemToArray(list, row_object(st, cols, NCOLS(cols)));
 }
 
 cJSON *store_list_json(store *s, char *err, size_t errlen)
@@ -105,15 +132,14 @@ static const char mission_sql[] =
 
 static void mission_row(cJSON *doc, sqlite3_stmt *st)
 {
-    cJSON *m = cJSON_AddObjectToObject(doc, "mission");
-    static const char *const names[] = {"id",    "task",        "status", "started",
-                                        "ended", "duration_ms", "drone",  "model",
-                                        "seed",  "replay_of",   "error"};
-    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-        add_column(m, names[i], st, i);
-    add_json_column(m, "result", st, 11);
-    add_json_column(m, "params", st, 12);
-    add_json_column(m, "scene", st, 13);
+    static const column cols[] = {
+        {"id", COL_VALUE},        {"task", COL_VALUE},  {"status", COL_VALUE},
+        {"started", COL_VALUE},   {"ended", COL_VALUE}, {"duration_ms", COL_VALUE},
+        {"drone", COL_VALUE},     {"model", COL_VALUE}, {"seed", COL_VALUE},
+        {"replay_of", COL_VALUE}, {"error", COL_VALUE}, {"result", COL_JSON},
+        {"params", COL_JSON},     {"scene", COL_JSON},
+    };
+    cJSON_AddItemToObject(doc, "mission", row_object(st, cols, NCOLS(cols)));
 }
 
 static void plan_row(cJSON *plans, sqlite3_stmt *st)
@@ -174,27 +200,24 @@ static void event_row(cJSON *events, sqlite3_stmt *st)
 
 static void llm_row(cJSON *calls, sqlite3_stmt *st)
 {
-    cJSON *c = cJSON_CreateObject();
-    static const char *const names[] = {
-        "kind",  "latency_ms", "prompt_tokens", "completion_tokens", "t_ms", "ttft_ms",
-        "model", "error",      "prompt",        "response"};
-    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-        add_column(c, names[i], st, i);
-    cJSON_AddItemToArray(calls, c);
+    static const column cols[] = {
+        {"kind", COL_VALUE},          {"latency_ms", COL_VALUE},
+        {"prompt_tokens", COL_VALUE}, {"completion_tokens", COL_VALUE},
+        {"t_ms", COL_VALUE},          {"ttft_ms", COL_VALUE},
+        {"model", COL_VALUE},         {"error", COL_VALUE},
+        {"prompt", COL_VALUE},        {"response", COL_VALUE},
+    };
+    cJSON_AddItemToArray(calls, row_object(st, cols, NCOLS(cols)));
 }
 
 static void candidate_row(cJSON *out, sqlite3_stmt *st)
 {
-    cJSON *c = cJSON_CreateObject();
-    add_column(c, "round", st, 0);
-    add_column(c, "index", st, 1);
-    add_column(c, "text", st, 2);
-    add_bool_column(c, "accepted", st, 3);
-    add_column(c, "diagnostics", st, 4);
-    add_column(c, "verify_failed", st, 5);
-    add_column(c, "tokens", st, 6);
-    add_bool_column(c, "chosen", st, 7);
-    cJSON_AddItemToArray(out, c);
+    static const column cols[] = {
+        {"round", COL_VALUE},   {"index", COL_VALUE},       {"text", COL_VALUE},
+        {"accepted", COL_BOOL}, {"diagnostics", COL_VALUE}, {"verify_failed", COL_VALUE},
+        {"tokens", COL_VALUE},  {"chosen", COL_BOOL},
+    };
+    cJSON_AddItemToArray(out, row_object(st, cols, NCOLS(cols)));
 }
 
 typedef struct mission_query {

@@ -19,24 +19,46 @@
 /* "ALFT": the application_id of an aloft database. */
 #define STORE_APPLICATION_ID 0x414c4654
 
+/* The missions table as NAME, with the status values STATUSES and the
+ * columns EXTRA after result (", world TEXT"). The first schema creates it,
+ * and the migrations that add a status rebuild it with this same text (a
+ * CHECK cannot be altered in place). Its text is part of the migrations
+ * already run on users' databases: never edit it, add a parameter. */
+#define MISSIONS_TABLE(name, statuses, extra)                                                      \
+    "CREATE TABLE " name "("                                                                       \
+    " id INTEGER PRIMARY KEY,"                                                                     \
+    " task TEXT,"                                                                                  \
+    " status TEXT NOT NULL DEFAULT 'running'"                                                      \
+    "  CHECK(status IN (" statuses ")),"                                                           \
+    " started TEXT NOT NULL," /* ISO-8601 UTC */                                                   \
+    " ended TEXT,"            /* ISO-8601 UTC, NULL while running */                               \
+    " duration_ms REAL,"      /* NULL while running */                                             \
+    " drone TEXT, model TEXT, seed INTEGER,"                                                       \
+    " scene TEXT,"  /* the scene file's JSON, for replay */                                        \
+    " params TEXT," /* run options, JSON object */                                                 \
+    " replay_of INTEGER REFERENCES missions(id),"                                                  \
+    " owner TEXT," /* process that writes it (store.c) */                                          \
+    " error TEXT,"                                                                                 \
+    " result TEXT" /* the plan's return value, JSON */                                             \
+        extra ");"
+
+#define MISSIONS_RUNNING_INDEX                                                                     \
+    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';"
+
+/* Rebuilds missions as NAME (then renamed back) with STATUSES and EXTRA:
+ * same columns in the same order, and the other tables' references follow
+ * its name. */
+#define MISSIONS_REBUILD(name, statuses, extra)                                                    \
+    MISSIONS_TABLE(name, statuses, extra)                                                          \
+    "INSERT INTO " name " SELECT * FROM missions;"                                                 \
+    "DROP TABLE missions;"                                                                         \
+    "ALTER TABLE " name " RENAME TO missions;" MISSIONS_RUNNING_INDEX
+
+#define STATUSES_V1 "'running','ok','failed','cancelled','interrupted'"
+
 static const char *const migrations[] = {
     /* 0 -> 1: the first schema. */
-    "CREATE TABLE missions("
-    " id INTEGER PRIMARY KEY,"
-    " task TEXT,"
-    " status TEXT NOT NULL DEFAULT 'running'"
-    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted')),"
-    " started TEXT NOT NULL," /* ISO-8601 UTC */
-    " ended TEXT,"            /* ISO-8601 UTC, NULL while running */
-    " duration_ms REAL,"      /* NULL while running */
-    " drone TEXT, model TEXT, seed INTEGER,"
-    " scene TEXT,"  /* the scene file's JSON, for replay */
-    " params TEXT," /* run options, JSON object */
-    " replay_of INTEGER REFERENCES missions(id),"
-    " owner TEXT," /* process that writes it (store.c) */
-    " error TEXT,"
-    " result TEXT);" /* the plan's return value, JSON */
-    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';"
+    MISSIONS_TABLE("missions", STATUSES_V1, "") MISSIONS_RUNNING_INDEX
 
     "CREATE TABLE llm_exchanges("
     " id INTEGER PRIMARY KEY,"
@@ -103,25 +125,7 @@ static const char *const migrations[] = {
     /* 1 -> 2: status 'hung' (a mission the watchdog ended, SPEC §6). A CHECK
      * cannot be altered in place: the table is rebuilt, same columns in the
      * same order, and the other tables' references follow its name. */
-    "CREATE TABLE missions_v2("
-    " id INTEGER PRIMARY KEY,"
-    " task TEXT,"
-    " status TEXT NOT NULL DEFAULT 'running'"
-    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted','hung')),"
-    " started TEXT NOT NULL,"
-    " ended TEXT,"
-    " duration_ms REAL,"
-    " drone TEXT, model TEXT, seed INTEGER,"
-    " scene TEXT,"
-    " params TEXT,"
-    " replay_of INTEGER REFERENCES missions(id),"
-    " owner TEXT,"
-    " error TEXT,"
-    " result TEXT);"
-    "INSERT INTO missions_v2 SELECT * FROM missions;"
-    "DROP TABLE missions;"
-    "ALTER TABLE missions_v2 RENAME TO missions;"
-    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';",
+    MISSIONS_REBUILD("missions_v2", STATUSES_V1 ",'hung'", ""),
 
     /* 2 -> 3: a world per scene file (or per real drone), SPEC §12: objects
      * seen in one world are never merged with another's. The world of
@@ -160,26 +164,7 @@ static const char *const migrations[] = {
     " DELETE FROM objects_at WHERE id = old.id; END;",
     /* 5 -> 6: status 'crashed' (a mission whose worker process died, SPEC
      * §6). Rebuilt as for 'hung' (1 -> 2), with the column world of 2 -> 3. */
-    "CREATE TABLE missions_v6("
-    " id INTEGER PRIMARY KEY,"
-    " task TEXT,"
-    " status TEXT NOT NULL DEFAULT 'running'"
-    "  CHECK(status IN ('running','ok','failed','cancelled','interrupted','hung','crashed')),"
-    " started TEXT NOT NULL,"
-    " ended TEXT,"
-    " duration_ms REAL,"
-    " drone TEXT, model TEXT, seed INTEGER,"
-    " scene TEXT,"
-    " params TEXT,"
-    " replay_of INTEGER REFERENCES missions(id),"
-    " owner TEXT,"
-    " error TEXT,"
-    " result TEXT,"
-    " world TEXT);"
-    "INSERT INTO missions_v6 SELECT * FROM missions;"
-    "DROP TABLE missions;"
-    "ALTER TABLE missions_v6 RENAME TO missions;"
-    "CREATE INDEX missions_running ON missions(status) WHERE status = 'running';",
+    MISSIONS_REBUILD("missions_v6", STATUSES_V1 ",'hung','crashed'", ", world TEXT"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -1,5 +1,7 @@
 #include "vision/options.h"
 
+#include "number.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,16 +20,6 @@ static int parse_unit(const char *arg, float *out)
     double v = strtod(arg, &end);
     if (errno || end == arg || *end || !(v > 0 && v <= 1)) return -1;
     *out = (float)v;
-    return 0;
-}
-
-static int parse_int(const char *arg, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
     return 0;
 }
 
@@ -54,11 +46,11 @@ int vision_options_parse(vision_options *o, int opt, const char *arg, char *err,
         snprintf(err, errlen, "--nms: '%s' is not a number in (0, 1]", arg);
         return -1;
     case VISION_OPT_INPUT_SIZE:
-        if (parse_int(arg, 32, 4096, &o->det.input_size) == 0) return 1;
+        if (number_parse_int(arg, 32, 4096, &o->det.input_size) == 0) return 1;
         snprintf(err, errlen, "--input-size: '%s' is not a size in 32..4096", arg);
         return -1;
     case VISION_OPT_FRAME_TIMEOUT:
-        if (parse_int(arg, 1, 3600000, &o->frame_timeout_ms) == 0) return 1;
+        if (number_parse_int(arg, 1, 3600000, &o->frame_timeout_ms) == 0) return 1;
         snprintf(err, errlen, "--frame-timeout-ms: '%s' is not a positive number", arg);
         return -1;
     default: return 0;
