@@ -6,6 +6,7 @@
 #include "llm/prompt.h"
 #include "loader/loader.h"
 #include "mission/candidates.h"
+#include "mission/flight_stop.h"
 #include "mission/watchdog.h"
 
 #include <errno.h>
@@ -236,6 +237,7 @@ skill_registry *cli_load_registry(const cli_common *c)
 
 static atomic_bool cancel_flag;
 static sandbox *_Atomic cancel_target;
+static flight_handle *_Atomic flight_target; /* the flight a signal stops */
 
 static void on_signal(int sig)
 {
@@ -243,6 +245,8 @@ static void on_signal(int sig)
     atomic_store(&cancel_flag, true);
     sandbox *sb = atomic_load(&cancel_target);
     if (sb) sandbox_cancel(sb); /* an atomic store: safe in a handler */
+    flight_handle *h = atomic_load(&flight_target);
+    if (h) flight_stop(h); /* atomics only: safe in a handler */
 }
 
 static void set_handler(void (*handler)(int))
@@ -289,10 +293,11 @@ void cli_cancel_begin(void)
     if (!hang_watch) fprintf(stderr, "aloft: %s\n", err);
 }
 
-void cli_cancel_begin_flight(void)
+void cli_cancel_begin_flight(flight_handle *h)
 {
     atomic_store(&cancel_flag, false);
     atomic_store(&cancel_target, NULL);
+    atomic_store(&flight_target, h);
     set_handler(on_signal);
     hang_watch = NULL;
 }
@@ -311,6 +316,7 @@ void cli_cancel_end(void)
     hang_fn = NULL;
     set_handler(SIG_DFL);
     atomic_store(&cancel_target, NULL);
+    atomic_store(&flight_target, NULL);
 }
 
 atomic_bool *cli_cancel_flag(void)

@@ -124,9 +124,12 @@ skill_registry *cli_load_registry(const cli_common *c);
  * callback) and cancels the sandbox given to cli_cancel_sandbox, if any —
  * also one given after the signal came. */
 void cli_cancel_begin(void);
-/* The same for a flight (mission/flight.h), which has its own watchdog:
- * cli_cancel_sandbox then only points the signals at the sandbox. */
-void cli_cancel_begin_flight(void);
+/* The same for a flight (mission/flight.h), which has its own watchdog
+ * and stop handle: a signal stops H (flight_stop), and cli_cancel_sandbox
+ * only points the signals at a sandbox outside the flight's own (a
+ * verification world's). */
+struct flight_handle;
+void cli_cancel_begin_flight(struct flight_handle *h);
 void cli_cancel_sandbox(sandbox *sb);
 void cli_cancel_end(void);
 

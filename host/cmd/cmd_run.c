@@ -410,13 +410,6 @@ static int parse_args(run_args *a, int argc, char **argv)
     return -1; /* go on */
 }
 
-/* The plan's sandbox takes Ctrl-C from here (cli_cancel_begin_flight in fly). */
-static void set_cancel(void *ud, sandbox *sb)
-{
-    (void)ud;
-    cli_cancel_sandbox(sb);
-}
-
 /* The LLM settings of a --task run, from the environment and the flags. */
 static void llm_settings(const run_args *a, llm_config *cfg)
 {
@@ -547,8 +540,6 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->n_skill_dirs = a->c.n_skill_dirs;
     c->db = a->db;
     c->progress = a->quiet ? NULL : stderr;
-    c->cancel = cli_cancel_flag();
-    c->on_sandbox = set_cancel;
     c->on_hang = on_hang;
     c->on_hang_ud = (void *)a;
 }
@@ -582,8 +573,12 @@ static int fly(const run_args *a, const run_input *in, cJSON **doc, int64_t *id)
         c.on_sandbox = verify_gate_mission_sandbox, c.on_sandbox_ud = &g;
         flight_add_sink(&c, &(flight_sink){.world = gate_from, .ud = &g});
     }
+    /* Ctrl-C stops the flight from the first connect to the last landing. */
+    flight_handle stop;
+    flight_handle_init(&stop);
+    c.stop = &stop;
     flight_outcome out;
-    cli_cancel_begin_flight();
+    cli_cancel_begin_flight(&stop);
     int rc = flight_fly(&c, &out);
     cli_cancel_end();
     *id = out.mission_id;

@@ -28,6 +28,9 @@ typedef struct flight {
     watchdog *dog;
     int64_t id;
     flight_outcome hung; /* the watchdog's outcome, once it fired */
+    /* The front end's stop handle, or OWN_STOP when it gave none. */
+    flight_handle *stop;
+    flight_handle own_stop;
 } flight;
 
 void flight_config_defaults(flight_config *c)
@@ -167,10 +170,12 @@ static mission_observer observer(flight *fl)
 
 /* ---- the watchdog and the front end's stop ------------------------------ */
 
-/* The plan's sandbox goes to the front end (its stop) and to the watchdog. */
+/* The plan's sandbox goes to the stop handle, the front end's hook and the
+ * watchdog. */
 static void on_sandbox(void *ud, sandbox *sb)
 {
     flight *fl = ud;
+    flight_handle_sandbox(fl->stop, sb);
     if (fl->c->on_sandbox) fl->c->on_sandbox(fl->c->on_sandbox_ud, sb);
     /* After the front end's hook: this waits for a firing watchdog, whose
      * on_hang may take the front end's locks. */
@@ -193,7 +198,13 @@ static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
 
 static bool cancelled(const flight *fl)
 {
-    return fl->c->cancel && atomic_load(fl->c->cancel);
+    return flight_stopped(fl->stop);
+}
+
+/* The stop handle's flag, for the code that polls one. */
+static atomic_bool *cancel_flag(flight *fl)
+{
+    return flight_handle_flag(fl->stop);
 }
 
 /* Ctrl-C or Stop before the plan runs (connect, takeoff, the Tello's video
@@ -273,7 +284,7 @@ static runner_opts run_opts(flight *fl)
 static cJSON *fly_plan(flight *fl, runner_outcome *out, int *llm_calls)
 {
     const flight_config *c = fl->c;
-    run_probe rp = {.prompts_dir = c->prompts, .world = &fl->world, .cancel = c->cancel};
+    run_probe rp = {.prompts_dir = c->prompts, .world = &fl->world, .cancel = cancel_flag(fl)};
     if (c->llm)
         rp.cfg = *c->llm;
     else
@@ -307,7 +318,7 @@ static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen
     mo.stream = c->stream;
     if (c->max_tries > 0) mo.max_tries = c->max_tries;
     if (c->max_replans >= 0) mo.max_replans = c->max_replans;
-    mo.cancel = c->cancel;
+    mo.cancel = cancel_flag(fl);
     mo.outcome = out;
     mo.vet = c->vet;
     mo.vet_ud = c->vet_ud;
@@ -488,7 +499,7 @@ static int fly_in_world(flight *fl, flight_outcome *out)
     int opened = open_world(fl, err, sizeof err);
     /* After open_world, which clears the world: a landing after a cancel
      * hurries. */
-    fl->world.cancel = c->cancel;
+    fl->world.cancel = cancel_flag(fl);
     if (opened) return abandon(fl, out, err);
     EACH_SINK(fl, world, &fl->world);
     /* The watch on the measured state between calls (SPEC §10), from the
@@ -523,13 +534,15 @@ int flight_fly(const flight_config *c, flight_outcome *out)
     flight *fl = calloc(1, sizeof *fl);
     if (!fl) return errmsg_set(out->error, sizeof out->error, "out of memory");
     fl->c = c;
+    flight_handle_init(&fl->own_stop);
+    fl->stop = c->stop ? c->stop : &fl->own_stop;
     if (open_record(fl, out)) {
         out->recorded = false;
         free(fl);
         return -1;
     }
     char err[512];
-    fl->dog = watchdog_start(on_hang, fl, c->cancel, err, sizeof err);
+    fl->dog = watchdog_start(on_hang, fl, cancel_flag(fl), err, sizeof err);
     if (!fl->dog) fprintf(stderr, "aloft: %s\n", err);
     int rc = fly_in_world(fl, out);
     if (fl->world.drone) out->pose = mission_world_pose(&fl->world);

@@ -19,10 +19,10 @@
  * typed callbacks, after the store's recorder saw them. A front end encodes
  * the typed outcome (flight_outcome) in its own format at its edge.
  *
- * Threads: flight_fly runs on the caller's thread. Stopping a flight from
- * another thread or a signal handler: set the configuration's cancel flag
- * and cancel the sandbox on_sandbox handed over. When the watchdog ends a
- * hung flight, on_hang runs on the watchdog's thread (see watchdog.h).
+ * Threads: flight_fly runs on the caller's thread. Any other thread, or a
+ * signal handler, stops the flight with flight_stop on the configuration's
+ * stop handle (flight_stop.h). When the watchdog ends a hung flight,
+ * on_hang runs on the watchdog's thread (see watchdog.h).
  */
 #ifndef ALOFT_MISSION_FLIGHT_H
 #define ALOFT_MISSION_FLIGHT_H
@@ -33,6 +33,7 @@
 #include "drone/tello.h"
 #include "llm/llm.h"
 #include "mission/controller.h"
+#include "mission/flight_stop.h"
 #include "mission/runner.h"
 #include "sandbox/sandbox.h"
 #include "skills/registry.h"
@@ -118,10 +119,11 @@ typedef struct flight_config {
     /* Connecting, the eyes, the mission's id: lines for a user; and with
      * a plan, each skill call. NULL = quiet. */
     FILE *progress;
-    /* The mission's cancel flag (Ctrl-C, Stop). */
-    atomic_bool *cancel;
-    /* The sandbox a plan runs in, and NULL after (for the front end's
-     * stop). */
+    /* The flight's stop handle (Ctrl-C, Stop), initialised by the front
+     * end (flight_handle_init); NULL: nobody stops it. */
+    flight_handle *stop;
+    /* The sandbox a plan runs in, and NULL after (verification's gate
+     * keeps it); the stop handle has it already. */
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
     /* The watchdog ended the hung flight (on its thread): OUT says how.

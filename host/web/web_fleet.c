@@ -46,12 +46,11 @@ typedef struct web_drone {
     bool hung;
     bool joinable; /* a mission thread ran and is not joined yet */
     pthread_t thread;
-    int run;     /* missions started */
-    char *task;  /* the current or last one */
-    sandbox *sb; /* the running plan's sandbox, for stop */
+    int run;    /* missions started */
+    char *task; /* the current or last one */
     drone_pose pose;
-    char *last_scene; /* the last scene description the controller saw */
-    atomic_bool cancel;
+    char *last_scene;   /* the last scene description the controller saw */
+    flight_handle stop; /* the current mission's (Stop, shutdown) */
 
     /* A real drone's camera: the eyes of its current or last mission
      * (vision/pipeline.h, held with a reference; closed with the mission's
@@ -190,7 +189,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
         pthread_mutex_init(&d->lock, NULL);
         pthread_mutex_init(&d->cam_lock, NULL);
         pthread_cond_init(&d->idle, NULL);
-        atomic_init(&d->cancel, false);
+        flight_handle_init(&d->stop);
         f->n++;
         if (open_drone(f, d, specs[i], default_scene, err, errlen)) {
             web_fleet_free(f);
@@ -522,16 +521,6 @@ static void ev_skill(void *ud, mission_world *w, const skill_event *ev)
     cJSON_Delete(o);
 }
 
-static void on_sandbox(void *ud, sandbox *sb)
-{
-    web_drone *d = ud;
-    pthread_mutex_lock(&d->lock);
-    d->sb = sb;
-    /* A stop that came before the plan's sandbox existed. */
-    if (sb && atomic_load(&d->cancel)) sandbox_cancel(sb);
-    pthread_mutex_unlock(&d->lock);
-}
-
 /* The mission's last event, from its typed outcome. */
 static cJSON *end_event(int run, const flight_outcome *out)
 {
@@ -604,9 +593,7 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
     fc->n_skill_dirs = c->n_skill_dirs;
     fc->db = c->db;
     fc->store = d->fleet->store;
-    fc->cancel = &d->cancel;
-    fc->on_sandbox = on_sandbox;
-    fc->on_sandbox_ud = d;
+    fc->stop = &d->stop;
     fc->on_hang = on_hang;
     fc->on_hang_ud = wf;
     flight_sink events = {.begin = ev_begin,
@@ -653,7 +640,6 @@ static void *mission_main(void *arg)
      * the "end" event is never refused as busy. */
     pthread_mutex_lock(&d->lock);
     d->busy = false;
-    d->sb = NULL;
     if (end) emit(d, "end", end);
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
@@ -686,7 +672,7 @@ int web_fleet_start(web_fleet *f, int id, const char *task, int *run, char *err,
     if (d->joinable) pthread_join(d->thread, NULL);
     d->joinable = false;
     d->busy = true;
-    atomic_store(&d->cancel, false);
+    flight_handle_init(&d->stop); /* the last mission's thread has ended */
     free(d->task);
     d->task = copy;
     *run = ++d->run;
@@ -711,10 +697,7 @@ bool web_fleet_stop(web_fleet *f, int id)
     web_drone *d = &f->drones[id];
     pthread_mutex_lock(&d->lock);
     bool busy = d->busy;
-    if (busy) {
-        atomic_store(&d->cancel, true);
-        if (d->sb) sandbox_cancel(d->sb);
-    }
+    if (busy) flight_stop(&d->stop);
     pthread_mutex_unlock(&d->lock);
     return busy;
 }
