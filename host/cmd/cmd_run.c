@@ -10,6 +10,7 @@
 #include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "mission/flight.h"
+#include "mission/flight_progress.h"
 #include "mission/replay.h"
 #include "mission/runner.h"
 #include "verify/gate.h"
@@ -539,7 +540,9 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->skill_dirs = a->c.skill_dirs;
     c->n_skill_dirs = a->c.n_skill_dirs;
     c->db = a->db;
-    c->progress = a->quiet ? NULL : stderr;
+    /* The progress lines on stderr: one flight per process, so one printer. */
+    static flight_progress progress;
+    if (!a->quiet) flight_add_sink(c, (flight_sink[]){flight_progress_sink(&progress, stderr)});
     c->on_hang = on_hang;
     c->on_hang_ud = (void *)a;
 }

@@ -31,6 +31,11 @@ typedef struct flight {
     /* The front end's stop handle, or OWN_STOP when it gave none. */
     flight_handle *stop;
     flight_handle own_stop;
+    /* The parts' lines for a user (notes_open), or NULL when no sink takes
+     * notes; the line being written. */
+    FILE *notes;
+    char note[2048];
+    size_t note_len;
 } flight;
 
 void flight_config_defaults(flight_config *c)
@@ -157,6 +162,55 @@ static void on_skill(void *ud, const skill_event *ev)
     EACH_SINK(fl, skill, &fl->world, ev);
 }
 
+static void on_ran(void *ud, const runner_statement *st)
+{
+    EACH_SINK((flight *)ud, ran, st);
+}
+
+/* ---- notes: the parts' lines for a user --------------------------------- */
+
+/* The flight's parts (the driver, the eyes, the runner, the mission
+ * controller) write their lines for a user to a stream; this one hands
+ * each line to the sinks' note. A line longer than the buffer is cut. */
+static void note_end(flight *fl)
+{
+    fl->note[fl->note_len] = '\0';
+    EACH_SINK(fl, note, fl->note);
+    fl->note_len = 0;
+}
+
+static ssize_t notes_write(void *cookie, const char *buf, size_t n)
+{
+    flight *fl = cookie;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '\n')
+            note_end(fl);
+        else if (fl->note_len < sizeof fl->note - 1)
+            fl->note[fl->note_len++] = buf[i];
+    }
+    return (ssize_t)n;
+}
+
+static int notes_close(void *cookie)
+{
+    flight *fl = cookie;
+    if (fl->note_len) note_end(fl);
+    return 0;
+}
+
+/* The notes stream, or NULL (quiet) when no sink takes notes. */
+static FILE *notes_open(flight *fl)
+{
+    bool wanted = false;
+    for (int i = 0; i < fl->n_sinks; i++)
+        wanted = wanted || fl->sinks[i].note;
+    if (!wanted) return NULL;
+    FILE *f =
+        fopencookie(fl, "w", (cookie_io_functions_t){.write = notes_write, .close = notes_close});
+    if (f) setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 static mission_observer observer(flight *fl)
 {
     return (mission_observer){.llm_exchange = on_llm,
@@ -236,7 +290,7 @@ static int open_world(flight *fl, char *err, size_t errlen)
         mavlink_config mc;
         if (c->mavlink) {
             mc = *c->mavlink;
-            mc.progress = c->progress; /* quiet when the flight is */
+            mc.progress = fl->notes; /* quiet when the flight is */
         }
         drone *drv = c->tello ? tello_new(c->tello, err, errlen) : mavlink_new(&mc, err, errlen);
         if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
@@ -245,9 +299,9 @@ static int open_world(flight *fl, char *err, size_t errlen)
         /* The camera before `streamon`: its first keyframe is not lost, and
          * the first frame is there by the time the drone is up. A MAVLink
          * vehicle's camera is a --source. */
-        if (mission_world_open_eyes(w, c->vision, c->tello, c->progress, err, errlen)) return -1;
-        if (c->progress && c->tello)
-            fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
+        if (mission_world_open_eyes(w, c->vision, c->tello, fl->notes, err, errlen)) return -1;
+        if (fl->notes && c->tello)
+            fprintf(fl->notes, "connecting to the Tello at %s:%d\n", c->tello->host,
                     c->tello->port);
         w->drone->abort = launch_aborted;
         w->drone->abort_ud = fl;
@@ -258,7 +312,7 @@ static int open_world(flight *fl, char *err, size_t errlen)
     }
     if (mission_world_sim_scene(w, c->scene, &c->sim, err, errlen)) return -1;
     mission_world_pictures(w, c->sim.picture_dir, c->sim.max_pictures, c->sim.max_picture_bytes);
-    return mission_world_open_eyes(w, c->vision, NULL, c->progress, err, errlen);
+    return mission_world_open_eyes(w, c->vision, NULL, fl->notes, err, errlen);
 }
 
 /* ---- flying ----------------------------------------------------------- */
@@ -270,11 +324,13 @@ static runner_opts run_opts(flight *fl)
         .reg = c->reg,
         .world = &fl->world,
         .limits = c->limits,
-        .progress = c->progress,
+        .progress = fl->notes,
         .on_sandbox = on_sandbox,
         .on_sandbox_ud = fl,
         .on_skill_event = on_skill,
         .on_skill_event_ud = fl,
+        .on_statement = on_ran,
+        .on_statement_ud = fl,
         .record = fl->rec,
         .t0_ms = mission_record_t0_ms(fl->rec),
     };
@@ -455,9 +511,6 @@ static mission_record *record_begin(const flight_config *c, mission_world *world
     free(params);
     if (!rec) return NULL;
     *id = store_mission_id(mission_record_mission(rec));
-    if (c->progress)
-        fprintf(c->progress, "mission %lld (recorded in %s)\n", (long long)*id,
-                store_path(mission_record_store(rec)));
     return rec;
 }
 
@@ -465,6 +518,9 @@ int flight_refuse(const flight_config *c, const char *why, int64_t *id, char *er
 {
     mission_record *rec = record_begin(c, NULL, id, err, errlen);
     if (!rec) return -1;
+    const char *path = store_path(mission_record_store(rec));
+    for (int i = 0; i < c->n_sinks; i++)
+        if (c->sinks[i].begin) c->sinks[i].begin(c->sinks[i].ud, *id, path);
     mission_record_plan(rec, c->plan, c->plan_len, true, NULL);
     return mission_record_close(rec, STORE_FAILED, why, NULL, err, errlen);
 }
@@ -495,7 +551,7 @@ static int fly_in_world(flight *fl, flight_outcome *out)
 {
     const flight_config *c = fl->c;
     char err[1024] = "";
-    EACH_SINK(fl, begin, fl->id);
+    EACH_SINK(fl, begin, fl->id, store_path(mission_record_store(fl->rec)));
     int opened = open_world(fl, err, sizeof err);
     /* After open_world, which clears the world: a landing after a cancel
      * hurries. */
@@ -544,10 +600,12 @@ int flight_fly(const flight_config *c, flight_outcome *out)
     char err[512];
     fl->dog = watchdog_start(on_hang, fl, cancel_flag(fl), err, sizeof err);
     if (!fl->dog) fprintf(stderr, "aloft: %s\n", err);
+    fl->notes = notes_open(fl);
     int rc = fly_in_world(fl, out);
     if (fl->world.drone) out->pose = mission_world_pose(&fl->world);
     mission_world_close(&fl->world, c->land);
     if (fl->rec) mission_record_free(fl->rec);
+    if (fl->notes) fclose(fl->notes);
     out->total_ms = clock_now_ms() - t0;
     free(fl);
     return rc;

@@ -16,7 +16,9 @@
  *     close   the record, then the world
  *
  * Events go to every sink of the configuration (flight_sink), each with
- * typed callbacks, after the store's recorder saw them. A front end encodes
+ * typed callbacks, after the store's recorder saw them. The lines a user
+ * reads on a terminal are one such sink (flight_progress.h), added by the
+ * front ends that want them. A front end encodes
  * the typed outcome (flight_outcome) in its own format at its edge.
  *
  * Threads: flight_fly runs on the caller's thread. Any other thread, or a
@@ -49,8 +51,13 @@
 /* One receiver of a flight's events; every callback may be NULL. They run
  * on the flight's thread, in the order the events happen. */
 typedef struct flight_sink {
-    /* The mission was recorded as ID (the first event). */
-    void (*begin)(void *ud, int64_t mission_id);
+    /* The mission was recorded as ID in the store at STORE_PATH (the first
+     * event). */
+    void (*begin)(void *ud, int64_t mission_id, const char *store_path);
+    /* A line for a user (no newline) from the flight's parts: connecting,
+     * the eyes, the driver's steps, the mission controller's steps (asking
+     * the LLM, a plan rejected, replanning, done). */
+    void (*note)(void *ud, const char *line);
     /* The world is open (the drone is up): its pose now. */
     void (*world)(void *ud, struct mission_world *w);
     /* An LLM exchange ended (also when it failed or was aborted). */
@@ -68,6 +75,8 @@ typedef struct flight_sink {
     void (*scene)(void *ud, const char *description);
     /* A skill was called, returned or refused (constraint violation). */
     void (*skill)(void *ud, struct mission_world *w, const skill_event *ev);
+    /* A statement ran (runner.h): its first skill call came, or it ended. */
+    void (*ran)(void *ud, const runner_statement *st);
     void *ud;
 } flight_sink;
 
@@ -116,9 +125,6 @@ typedef struct flight_config {
     /* A store shared by the process's flights (mission_record_begin), used
      * instead of opening DB for this flight; NULL: open DB. */
     store *store;
-    /* Connecting, the eyes, the mission's id: lines for a user; and with
-     * a plan, each skill call. NULL = quiet. */
-    FILE *progress;
     /* The flight's stop handle (Ctrl-C, Stop), initialised by the front
      * end (flight_handle_init); NULL: nobody stops it. */
     flight_handle *stop;

@@ -76,7 +76,7 @@ static double clock_s(const runner_session *rs)
 static void pending_add(runner_session *rs, const ms_event *ev)
 {
     const runner_opts *o = rs->o;
-    if ((!o->progress && !o->record) || rs->npending == RUNNER_MAX_PENDING) return;
+    if ((!o->on_statement && !o->record) || rs->npending == RUNNER_MAX_PENDING) return;
     pending_statement *p = &rs->pending[rs->npending++];
     p->off = ev->off, p->len = ev->len;
     p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
@@ -92,15 +92,14 @@ static void pending_flush(runner_session *rs, bool ran)
         const char *text = rs->src + p->off;
         if (o->record)
             mission_record_statement(o->record, p->t_ms, rs->plans, p->line, p->col, text, p->len);
-        if (o->progress)
-            fprintf(o->progress, "[%7.2fs] %*s> %.*s\n", p->sim_s, 2 * p->depth, "",
-                    (int)(p->len > 400 ? 400 : p->len), text);
+        runner_statement st = {rs->plans, p->line, p->col,   p->depth,
+                               text,      p->len,  p->sim_s, p->t_ms};
+        if (o->on_statement) o->on_statement(o->on_statement_ud, &st);
     }
-    if (ran && rs->npending && o->progress) fflush(o->progress);
     rs->npending = 0;
 }
 
-static void print_value(FILE *f, const cJSON *v)
+void runner_print_value(FILE *f, const cJSON *v)
 {
     if (!v || cJSON_IsNull(v))
         fputs("None", f);
@@ -114,38 +113,13 @@ static void print_value(FILE *f, const cJSON *v)
         fputs("?", f);
 }
 
-/* "[  1.20s] turn_cw(45) -> True", indented by call depth. High-level skills
- * are announced when they start, since they run for a while. */
-static void print_event(runner_session *rs, const skill_event *ev)
-{
-    FILE *f = rs->o->progress;
-    if (!f) return;
-    bool high = ev->skill->level == SKILL_HIGH;
-    if (ev->kind == SKILL_EVENT_VIOLATION || (ev->kind == SKILL_EVENT_CALL && !high)) return;
-    fprintf(f, "[%7.2fs] %*s%s(", clock_s(rs), 2 * ev->depth, "", ev->skill->name);
-    int i = 0;
-    for (const cJSON *a = ev->args ? ev->args->child : NULL; a; a = a->next, i++) {
-        if (i) fputs(", ", f);
-        print_value(f, a);
-    }
-    if (ev->kind == SKILL_EVENT_CALL) {
-        fputs(") ...\n", f);
-    } else {
-        fputs(") -> ", f);
-        print_value(f, ev->ret);
-        fputc('\n', f);
-    }
-    fflush(f);
-}
-
 /* The skill hook: the statements that led here, then the event, recorded
- * before progress shows it, so progress never shows what is not on disk. */
+ * before a sink shows it, so progress never shows what is not on disk. */
 static void on_event(void *ud, const skill_event *ev)
 {
     runner_session *rs = ud;
     pending_flush(rs, true);
     if (rs->o->record) mission_record_skill_event(rs->o->record, &rs->ctx, ev);
-    print_event(rs, ev);
     if (rs->o->on_skill_event) rs->o->on_skill_event(rs->o->on_skill_event_ud, ev);
 }
 
@@ -494,7 +468,7 @@ cJSON *runner_run(const runner_opts *o)
             fprintf(o->progress, "[%7.2fs] done", clock_s(s));
             if (s->result && !cJSON_IsNull(s->result)) {
                 fputs(", result ", o->progress);
-                print_value(o->progress, s->result);
+                runner_print_value(o->progress, s->result);
             }
             fputc('\n', o->progress);
         }

@@ -42,14 +42,30 @@ typedef struct runner_outcome {
     int violations;         /* constraint refusals recorded */
 } runner_outcome;
 
+/* A statement (or block header) of a plan that ran: it made its first skill
+ * call, or ended without one. Shown and recorded only then, so that a
+ * statement the plan never reached (a streamed plan's unfinished last one)
+ * is never shown as run. */
+typedef struct runner_statement {
+    int plan;             /* the plan's number in the mission, from 1 */
+    int line, col, depth; /* where it is in the plan, and its block depth */
+    const char *text;     /* LEN bytes of the plan's text */
+    size_t len;
+    double sim_s; /* when it started: simulated seconds (real ones on a real drone) */
+    double t_ms;  /* when it started, since the mission began */
+} runner_statement;
+
 typedef struct runner_opts {
     const skill_registry *reg;
     mission_world *world;
     const char *plan; /* MiniSpec text */
     size_t plan_len;
     sandbox_limits limits;
-    int max_loop;   /* 0 = MiniSpec default */
-    FILE *progress; /* each skill call with simulated time; NULL = quiet */
+    int max_loop; /* 0 = MiniSpec default */
+    /* Lines for a user (a plan refused, failed, done); NULL = quiet. The
+     * skill calls and statements reach a user through on_skill_event and
+     * on_statement (mission/flight_progress.h prints them). */
+    FILE *progress;
     /* probe: the LLM; NULL makes probe fail with a clear error. */
     int (*probe)(void *ud, const char *question, char *out, size_t outlen, char *err,
                  size_t errlen);
@@ -62,10 +78,13 @@ typedef struct runner_opts {
     /* Run the VM in this process even when workers are enabled (worker/vm.h):
      * verification, whose worlds are simulated. */
     bool in_process;
-    /* Every skill event, after the progress line; may be NULL (the mission
+    /* Every skill event, after it was recorded; may be NULL (the mission
      * controller hooks in here). */
     void (*on_skill_event)(void *ud, const skill_event *ev);
     void *on_skill_event_ud;
+    /* Every statement that ran, after it was recorded; may be NULL. */
+    void (*on_statement)(void *ud, const runner_statement *st);
+    void *on_statement_ud;
     /* Mission start (clock_now_ms), which call times and first_action_ms
      * count from; 0 = the recorder's start, or when the run starts. */
     double t0_ms;
@@ -148,5 +167,9 @@ void runner_report_pose(cJSON *doc, mission_world *w);
 
 /* P (rounded, yaw in [0, 360)) into DOC's "pose". */
 void runner_report_pose_at(cJSON *doc, drone_pose p);
+
+/* Prints V as MiniSpec shows a value: None, True/False, %.4g, 'text' (a
+ * table: ?). For progress lines. */
+void runner_print_value(FILE *f, const cJSON *v);
 
 #endif

@@ -383,8 +383,9 @@ static void emit(web_drone *d, const char *kind, cJSON *data)
     web_events_add(d->events, kind, data);
 }
 
-static void ev_begin(void *ud, int64_t mission_id)
+static void ev_begin(void *ud, int64_t mission_id, const char *store_path)
 {
+    (void)store_path;
     web_flight *wf = ud;
     wf->mission_id = mission_id;
     cJSON *o = cJSON_CreateObject();
