@@ -102,28 +102,38 @@ static const char usage[] =
 enum {
     OPT_PLAN = OPT_FIRST_FREE,
     OPT_TASK,
-    OPT_TIME_SCALE,
-    OPT_SEED,
     OPT_PICTURES,
     OPT_QUIET,
     OPT_DRONE,
-    OPT_LLM_URL,
-    OPT_MODEL,
-    OPT_NO_STREAM,
-    OPT_MAX_TRIES,
-    OPT_MAX_REPLANS,
-    OPT_LLM_TIMEOUT,
-    OPT_LLM_IDLE,
-    OPT_DB,
-    OPT_PROMPTS,
     OPT_REPLAY,
     OPT_TELLO,   /* every Tello option: see tello_config_option */
     OPT_MAVLINK, /* every MAVLink option: see mavlink_config_option */
     OPT_VERIFY,
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
-    OPT_CANDIDATES,
     OPT_NO_MEMORY,
+};
+
+static const struct option run_options[] = {
+    CLI_COMMON_OPTIONS,
+    CLI_LIMIT_OPTIONS,
+    CLI_FLIGHT_OPTIONS,
+    {"scene", required_argument, 0, OPT_SCENE},
+    {"plan", required_argument, 0, OPT_PLAN},
+    {"task", required_argument, 0, OPT_TASK},
+    {"pictures", required_argument, 0, OPT_PICTURES},
+    {"quiet", no_argument, 0, OPT_QUIET},
+    {"drone", required_argument, 0, OPT_DRONE},
+    {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
+    {"replay", required_argument, 0, OPT_REPLAY},
+    {"verify", required_argument, 0, OPT_VERIFY},
+    {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
+    {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
+    {"no-memory", no_argument, 0, OPT_NO_MEMORY},
+    TELLO_LONG_OPTIONS(OPT_TELLO),
+    MAVLINK_LONG_OPTIONS(OPT_MAVLINK),
+    VISION_RUN_OPTIONS,
+    {0, 0, 0, 0},
 };
 
 typedef struct run_args {
@@ -133,19 +143,10 @@ typedef struct run_args {
     const char *drone;
     const char *pictures;
     unsigned long long max_pictures, max_picture_bytes; /* 0: the defaults */
-    double time_scale;
-    bool time_scale_set;
-    unsigned long long seed;
-    bool seed_set;
     bool quiet;
-    const char *db;      /* --db, or NULL for the default store */
-    const char *prompts; /* --prompts DIR, or NULL: the built-in templates */
-    long long replay;    /* --replay ID, or 0 */
-    /* --task: the mission controller */
-    const char *llm_url;
-    const char *model;
-    bool no_stream;
-    unsigned long long max_tries, max_replans, llm_timeout_ms, llm_idle_ms;
+    long long replay; /* --replay ID, or 0 */
+    /* the LLM and the mission controller (--task), the simulator, --db */
+    cli_flight_args f;
     /* --drone tello: the driver's settings */
     tello_config tello;
     bool on_tello;      /* --drone tello[:HOST] */
@@ -158,17 +159,9 @@ typedef struct run_args {
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
     long verify;    /* --verify N worlds, or 0 */
-    int candidates; /* --candidates K, or 0 */
     bool no_memory; /* --no-memory */
     bool reported;  /* the report went out (print_report) */
 } run_args;
-
-static const char *option_name(const struct option *opts, int code)
-{
-    for (; opts->name; opts++)
-        if (opts->val == code) return opts->name;
-    return "?";
-}
 
 /* The --drone, Tello and vision options together; -1 when they fit, else
  * the exit status of the usage error. */
@@ -224,201 +217,141 @@ static int check_drone_and_eyes(run_args *a)
     return -1;
 }
 
-static int parse_args(run_args *a, int argc, char **argv)
+/* --drone sim|tello[:HOST]|mavlink[:URL]. */
+static int drone_option(run_args *a, const char *arg)
 {
-    static const struct option opts[] = {
-        CLI_COMMON_OPTIONS,
-        CLI_LIMIT_OPTIONS,
-        {"scene", required_argument, 0, OPT_SCENE},
-        {"plan", required_argument, 0, OPT_PLAN},
-        {"task", required_argument, 0, OPT_TASK},
-        {"time-scale", required_argument, 0, OPT_TIME_SCALE},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"pictures", required_argument, 0, OPT_PICTURES},
-        {"quiet", no_argument, 0, OPT_QUIET},
-        {"drone", required_argument, 0, OPT_DRONE},
-        {"llm-url", required_argument, 0, OPT_LLM_URL},
-        {"model", required_argument, 0, OPT_MODEL},
-        {"no-stream", no_argument, 0, OPT_NO_STREAM},
-        {"max-tries", required_argument, 0, OPT_MAX_TRIES},
-        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},
-        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
-        {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
-        {"db", required_argument, 0, OPT_DB},
-        {"prompts", required_argument, 0, OPT_PROMPTS},
-        {"replay", required_argument, 0, OPT_REPLAY},
-        {"verify", required_argument, 0, OPT_VERIFY},
-        {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
-        {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
-        {"candidates", required_argument, 0, OPT_CANDIDATES},
-        {"no-memory", no_argument, 0, OPT_NO_MEMORY},
-        TELLO_LONG_OPTIONS(OPT_TELLO),
-        MAVLINK_LONG_OPTIONS(OPT_MAVLINK),
-        VISION_RUN_OPTIONS,
-        {0, 0, 0, 0},
-    };
-    int opt, idx = -1;
     char err[512];
-    optind = 1;
-    /* ':' first: getopt prints nothing, and this command says it once. */
-    while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        if (opt == ':') return cli_usage_error(a->c.cmd, "%s needs a value", argv[optind - 1]);
-        if (opt == '?') return cli_unknown_option(a->c.cmd, argv[optind - 1], opts);
-        int r = cli_common_option(&a->c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 1) continue;
-        r = vision_options_parse(&a->vision, opt, optarg, err, sizeof err);
-        if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-        if (r == 1) continue;
-        switch (opt) {
-        case OPT_PLAN: a->plan_path = optarg; break;
-        case OPT_TASK: a->task = optarg; break;
-        case OPT_DRONE:
-            a->drone = optarg;
-            r = tello_config_option(&a->tello, "drone", optarg, err, sizeof err);
-            if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-            a->on_tello = r == 1;
-            a->on_mavlink = false;
-            if (r == 1) break;
-            r = mavlink_config_option(&a->mavlink, "drone", optarg, err, sizeof err);
-            if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-            if (r == 0 && strcmp(optarg, "sim") != 0)
-                return cli_usage_error(a->c.cmd,
-                                       "--drone %s: expected sim, tello, tello:HOST, mavlink or "
-                                       "mavlink:URL",
-                                       optarg);
-            a->on_mavlink = r == 1;
-            break;
-        case OPT_MAVLINK:
-            if (mavlink_config_option(&a->mavlink, opts[idx].name, optarg, err, sizeof err) != 1)
-                return cli_usage_error(a->c.cmd, "%s", err);
-            a->mavlink_options = true;
-            break;
+    a->drone = arg;
+    int r = tello_config_option(&a->tello, "drone", arg, err, sizeof err);
+    if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
+    a->on_tello = r == 1;
+    a->on_mavlink = false;
+    if (r == 1) return 0;
+    r = mavlink_config_option(&a->mavlink, "drone", arg, err, sizeof err);
+    if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
+    if (r == 0 && strcmp(arg, "sim") != 0)
+        return cli_usage_error(a->c.cmd,
+                               "--drone %s: expected sim, tello, tello:HOST, mavlink or "
+                               "mavlink:URL",
+                               arg);
+    a->on_mavlink = r == 1;
+    return 0;
+}
 
-        case OPT_TELLO:
-            /* idx is set for long options, the only way to reach here */
-            if (strcmp(opts[idx].name, "no-land") == 0) { /* Tello and MAVLink */
-                a->no_land = true;
-                a->tello.land_at_end = a->mavlink.land_at_end = false;
-                break;
-            }
-            if (tello_config_option(&a->tello, opts[idx].name, optarg, err, sizeof err) != 1)
-                return cli_usage_error(a->c.cmd, "%s", err);
-            a->tello_options = true;
-            break;
-        case OPT_PICTURES: a->pictures = optarg; break;
-        case OPT_MAX_PICTURES:
-            if (cli_parse_u64(optarg, false, &a->max_pictures) || a->max_pictures == 0 ||
-                a->max_pictures > 100000)
-                return cli_usage_error(a->c.cmd,
-                                       "--max-pictures: '%s' is not a number in 1..100000", optarg);
-            break;
-        case OPT_MAX_PICTURE_BYTES:
-            if (cli_parse_u64(optarg, true, &a->max_picture_bytes) || a->max_picture_bytes == 0)
-                return cli_usage_error(a->c.cmd, "--max-picture-bytes: '%s' is not a size > 0",
-                                       optarg);
-            break;
-        case OPT_QUIET: a->quiet = true; break;
-        case OPT_TIME_SCALE: {
-            char *end;
-            a->time_scale = strtod(optarg, &end);
-            if (end == optarg || *end || !(a->time_scale >= 0) || a->time_scale > 1e6)
-                return cli_usage_error(a->c.cmd, "--time-scale: '%s' is not a number >= 0", optarg);
-            a->time_scale_set = true;
-            break;
-        }
-        case OPT_SEED:
-            if (cli_parse_u64(optarg, false, &a->seed))
-                return cli_usage_error(a->c.cmd, "--seed: '%s' is not a number", optarg);
-            a->seed_set = true;
-            break;
-        case OPT_DB: a->db = optarg; break;
-        case OPT_PROMPTS: a->prompts = optarg; break;
-        case OPT_REPLAY: {
-            unsigned long long id;
-            if (cli_parse_u64(optarg, false, &id) || id == 0 || id > LLONG_MAX)
-                return cli_usage_error(a->c.cmd, "--replay: '%s' is not a mission id", optarg);
-            a->replay = (long long)id;
-            break;
-        }
-        case OPT_VERIFY: {
-            unsigned long long n;
-            if (cli_parse_u64(optarg, false, &n) || n == 0 || n > VERIFY_MAX_WORLDS)
-                return cli_usage_error(a->c.cmd,
-                                       "--verify: '%s' is not a number of worlds in 1..%d", optarg,
-                                       VERIFY_MAX_WORLDS);
-            a->verify = (long)n;
-            break;
-        }
-        case OPT_CANDIDATES:
-            if (cli_candidates(a->c.cmd, optarg, &a->candidates)) return CLI_USAGE;
-            break;
-        case OPT_NO_MEMORY: a->no_memory = true; break;
-        case OPT_LLM_URL: a->llm_url = optarg; break;
-        case OPT_MODEL: a->model = optarg; break;
-        case OPT_NO_STREAM: a->no_stream = true; break;
-        case OPT_MAX_TRIES:
-        case OPT_MAX_REPLANS:
-        case OPT_LLM_TIMEOUT:
-        case OPT_LLM_IDLE: {
-            unsigned long long *v = opt == OPT_MAX_TRIES     ? &a->max_tries
-                                    : opt == OPT_MAX_REPLANS ? &a->max_replans
-                                    : opt == OPT_LLM_TIMEOUT ? &a->llm_timeout_ms
-                                                             : &a->llm_idle_ms;
-            unsigned long long lo = opt == OPT_MAX_REPLANS ? 0 : 1;
-            if (cli_parse_u64(optarg, false, v) || *v < lo || *v > 100000000)
-                return cli_usage_error(a->c.cmd, "--%s: '%s' is not a number >= %llu",
-                                       option_name(opts, opt), optarg, lo);
-            break;
-        }
-        default: return cli_unknown_option(a->c.cmd, argv[optind - 1], opts);
-        }
+/* The Tello's and the MAVLink vehicle's options (NAME is the option's
+ * long name: they share a code each). */
+static int driver_option(run_args *a, int opt, const char *name, const char *arg)
+{
+    char err[512];
+    if (opt == OPT_MAVLINK) {
+        if (mavlink_config_option(&a->mavlink, name, arg, err, sizeof err) != 1)
+            return cli_usage_error(a->c.cmd, "%s", err);
+        a->mavlink_options = true;
+        return 0;
     }
-    if (a->c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
+    if (strcmp(name, "no-land") == 0) { /* Tello and MAVLink */
+        a->no_land = true;
+        a->tello.land_at_end = a->mavlink.land_at_end = false;
+        return 0;
     }
-    if (optind < argc) return cli_usage_error(a->c.cmd, "unexpected argument '%s'", argv[optind]);
+    if (tello_config_option(&a->tello, name, arg, err, sizeof err) != 1)
+        return cli_usage_error(a->c.cmd, "%s", err);
+    a->tello_options = true;
+    return 0;
+}
+
+/* Parses ARG into *N (k/M/G suffixes 1024-based when BINARY): 0 when it is
+ * a number in LO..HI, else nonzero. */
+static int in_range(const char *arg, unsigned long long lo, unsigned long long hi, bool binary,
+                    unsigned long long *n)
+{
+    return cli_parse_u64(arg, binary, n) || *n < lo || *n > hi;
+}
+
+static int on_option(void *ud, int opt, const char *arg)
+{
+    run_args *a = ud;
+    const char *cmd = a->c.cmd;
+    char err[512];
+    unsigned long long n;
+    int r = vision_options_parse(&a->vision, opt, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error(cmd, "%s", err);
+    if (r == 1) return 0;
+    r = cli_flight_option(&a->f, cmd, opt, arg);
+    if (r) return r < 0 ? CLI_USAGE : 0;
+    switch (opt) {
+    case OPT_PLAN: a->plan_path = arg; return 0;
+    case OPT_TASK: a->task = arg; return 0;
+    case OPT_DRONE: return drone_option(a, arg);
+    case OPT_TELLO:
+    case OPT_MAVLINK: return driver_option(a, opt, a->c.option, arg);
+    case OPT_PICTURES: a->pictures = arg; return 0;
+    case OPT_QUIET: a->quiet = true; return 0;
+    case OPT_NO_MEMORY: a->no_memory = true; return 0;
+    case OPT_MAX_PICTURES:
+        if (in_range(arg, 1, 100000, false, &a->max_pictures))
+            return cli_usage_error(cmd, "--max-pictures: '%s' is not a number in 1..100000", arg);
+        return 0;
+    case OPT_MAX_PICTURE_BYTES:
+        if (in_range(arg, 1, ~0ull, true, &a->max_picture_bytes))
+            return cli_usage_error(cmd, "--max-picture-bytes: '%s' is not a size > 0", arg);
+        return 0;
+    case OPT_REPLAY:
+        if (in_range(arg, 1, LLONG_MAX, false, &n))
+            return cli_usage_error(cmd, "--replay: '%s' is not a mission id", arg);
+        a->replay = (long long)n;
+        return 0;
+    case OPT_VERIFY:
+        if (in_range(arg, 1, VERIFY_MAX_WORLDS, false, &n))
+            return cli_usage_error(cmd, "--verify: '%s' is not a number of worlds in 1..%d", arg,
+                                   VERIFY_MAX_WORLDS);
+        a->verify = (long)n;
+        return 0;
+    default: return cli_usage_error(cmd, "unknown option");
+    }
+}
+
+/* The options together (after each one alone passed on_option): -1 to go
+ * on, else the exit status of the usage error. */
+static int check_args(run_args *a, int argc, char **argv)
+{
+    const char *cmd = a->c.cmd;
+    cli_flight_args *f = &a->f;
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (a->replay && (a->plan_path || a->task || a->c.scene))
-        return cli_usage_error(a->c.cmd, "--replay flies the recorded plan and scene: "
-                                         "give no --plan, --task or --scene");
+        return cli_usage_error(cmd, "--replay flies the recorded plan and scene: "
+                                    "give no --plan, --task or --scene");
     if (!a->plan_path && !a->task && !a->replay)
-        return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
+        return cli_usage_error(cmd, "give --plan FILE or --task TEXT");
     int r = check_drone_and_eyes(a);
     if (r >= 0) return r;
-    if (a->prompts && (r = cli_check_prompts(a->c.cmd, a->prompts)) >= 0) return r;
+    if (f->prompts && (r = cli_check_prompts(cmd, f->prompts)) >= 0) return r;
     if (a->verify && a->replay)
-        return cli_usage_error(a->c.cmd, "--replay flies a recorded mission: give no --verify");
+        return cli_usage_error(cmd, "--replay flies a recorded mission: give no --verify");
     if (a->verify && !a->c.scene)
-        return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
+        return cli_usage_error(cmd, "--verify%s needs --scene FILE to sample worlds from",
                                a->on_tello     ? " on a Tello"
                                : a->on_mavlink ? " on a MAVLink vehicle"
                                                : "");
-    if (a->verify) a->no_stream = true; /* a plan is verified whole */
-    if (a->candidates && !a->task)
-        return cli_usage_error(a->c.cmd, "--candidates asks the LLM for plans: it needs --task");
-    if (a->candidates) a->no_stream = true; /* each candidate is judged whole */
-    if (a->plan_path && a->task)
-        return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
-    if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
+    if (a->verify) f->no_stream = true; /* a plan is verified whole */
+    if (f->candidates && !a->task)
+        return cli_usage_error(cmd, "--candidates asks the LLM for plans: it needs --task");
+    if (f->candidates) f->no_stream = true; /* each candidate is judged whole */
+    if (a->plan_path && a->task) return cli_usage_error(cmd, "give --plan or --task, not both");
+    if (!f->time_scale_set) f->time_scale = a->c.json ? 0 : 1;
     if (a->task) {
-        if (!a->task[0]) return cli_usage_error(a->c.cmd, "--task: the task is empty");
-        if (!cli_model(a->model))
-            return cli_usage_error(a->c.cmd, "--task needs a model: give --model NAME or set "
-                                             "ALOFT_MODEL");
+        if (!a->task[0]) return cli_usage_error(cmd, "--task: the task is empty");
+        if (!cli_model(f->model))
+            return cli_usage_error(cmd, "--task needs a model: give --model NAME or set "
+                                        "ALOFT_MODEL");
     }
     return -1; /* go on */
 }
 
-/* The LLM settings of a --task run, from the environment and the flags. */
-static void llm_settings(const run_args *a, llm_config *cfg)
+static int parse_args(run_args *a, int argc, char **argv)
 {
-    llm_config_defaults(cfg);
-    if (a->llm_url) snprintf(cfg->base_url, sizeof cfg->base_url, "%s", a->llm_url);
-    if (a->model) snprintf(cfg->model, sizeof cfg->model, "%s", a->model);
-    if (a->llm_timeout_ms) cfg->total_timeout_ms = (long)a->llm_timeout_ms;
-    if (a->llm_idle_ms) cfg->idle_timeout_ms = (long)a->llm_idle_ms;
+    int rc = cli_parse_options(&a->c, argc, argv, run_options, usage, on_option, a);
+    return rc >= 0 ? rc : check_args(a, argc, argv);
 }
 
 /* --verify: the gate every plan passes before it flies (verify/gate.h). */
@@ -428,7 +361,7 @@ static void gate_init(const run_args *a, const skill_registry *reg, const scene 
     g->opts = (verify_opts){.reg = reg,
                             .scene = sc,
                             .worlds = (int)a->verify,
-                            .seed = a->seed,
+                            .seed = a->f.seed,
                             .limits = cli_limits(&a->c)};
     g->progress = a->quiet ? NULL : stderr;
     g->cancel_to = cli_cancel_sandbox;
@@ -440,11 +373,11 @@ static void gate_init(const run_args *a, const skill_registry *reg, const scene 
  * (P, from the store) the command line did not give. */
 static void apply_params(run_args *a, const replay_params *p)
 {
-    if (!p->stream) a->no_stream = true;
-    if (!a->max_tries && p->max_tries) a->max_tries = (unsigned long long)p->max_tries;
-    if (!a->candidates) a->candidates = p->candidates;
-    if (a->max_replans == ~0ull && p->max_replans >= 0)
-        a->max_replans = (unsigned long long)p->max_replans;
+    cli_flight_args *f = &a->f;
+    if (!p->stream) f->no_stream = true;
+    if (!f->max_tries && p->max_tries) f->max_tries = p->max_tries;
+    if (!f->candidates) f->candidates = p->candidates;
+    if (f->max_replans < 0 && p->max_replans >= 0) f->max_replans = p->max_replans;
     if (!a->c.limits.max_instructions) a->c.limits.max_instructions = p->limits.max_instructions;
     if (!a->c.limits.max_memory) a->c.limits.max_memory = p->limits.max_memory;
     if (!a->c.limits.timeout_ms) a->c.limits.timeout_ms = p->limits.timeout_ms;
@@ -470,7 +403,7 @@ typedef struct run_input {
 /* The model a --task run asks (--model, else $ALOFT_MODEL), or NULL. */
 static const char *model_name(const run_args *a)
 {
-    return a->task ? cli_model(a->model) : NULL;
+    return a->task ? cli_model(a->f.model) : NULL;
 }
 
 /* On the watchdog's thread, the plan's thread being stuck: the flight
@@ -512,8 +445,8 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
         c->drone_name = name;
         c->land = a->mavlink.land_at_end;
     }
-    c->sim = (sim_options){.time_scale = a->time_scale,
-                           .seed = a->seed,
+    c->sim = (sim_options){.time_scale = a->f.time_scale,
+                           .seed = a->f.seed,
                            .picture_dir = a->pictures,
                            .max_pictures = (int)a->max_pictures,
                            .max_picture_bytes = a->max_picture_bytes};
@@ -529,17 +462,17 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->limits = cli_limits(&a->c);
     c->llm = llm;
     c->model = model_name(a);
-    c->prompts = a->prompts;
-    c->stream = !a->no_stream;
-    c->max_tries = (int)a->max_tries;
-    c->max_replans = a->max_replans == ~0ull ? -1 : (int)a->max_replans;
-    c->candidates = a->candidates;
+    c->prompts = a->f.prompts;
+    c->stream = !a->f.no_stream;
+    c->max_tries = (int)a->f.max_tries;
+    c->max_replans = (int)a->f.max_replans;
+    c->candidates = a->f.candidates;
     c->no_memory = a->no_memory;
     c->replies = in->replies;
     c->replay_of = in->replay_of;
     c->skill_dirs = a->c.skill_dirs;
     c->n_skill_dirs = a->c.n_skill_dirs;
-    c->db = a->db;
+    c->db = a->f.db;
     /* The progress lines on stderr: one flight per process, so one printer. */
     static flight_progress progress;
     if (!a->quiet) flight_add_sink(c, (flight_sink[]){flight_progress_sink(&progress, stderr)});
@@ -565,7 +498,7 @@ static int fly(const run_args *a, const run_input *in, cJSON **doc, int64_t *id)
     skill_registry *reg = cli_load_registry(&a->c);
     if (!reg) return CLI_FAIL;
     llm_config llm;
-    llm_settings(a, &llm);
+    cli_flight_llm(&a->f, &llm);
     char name[300];
     flight_config c;
     flight_setup(a, in, reg, &llm, name, sizeof name, &c);
@@ -627,7 +560,7 @@ static int print_report(run_args *a, cJSON *doc)
 static int run_replay(run_args *a)
 {
     char err[1024];
-    store *s = store_open(a->db, STORE_OPEN_EXISTING, err, sizeof err);
+    store *s = store_open(a->f.db, STORE_OPEN_EXISTING, err, sizeof err);
     if (!s) return cli_fail(a->c.cmd, "%s", err);
     store_replay *r = store_replay_open(s, a->replay, err, sizeof err);
     scene *sc = NULL;
@@ -641,14 +574,14 @@ static int run_replay(run_args *a)
     } else if (!(sc = mission_replay_scene(r, err, sizeof err))) {
         cli_fail(a->c.cmd, "%s", err);
     } else {
-        if (!a->seed_set) a->seed = (unsigned long long)store_replay_seed(r);
+        if (!a->f.seed_set) a->f.seed = (unsigned long long)store_replay_seed(r);
         replay_params params;
         mission_replay_params(store_replay_params(r), &params);
         apply_params(a, &params);
         /* A task flies through the controller, with the recorded replies
          * for an LLM; a --plan mission flies its plan. */
         a->task = store_replay_task(r);
-        if (a->task && !a->model) a->model = store_replay_model(r);
+        if (a->task && !a->f.model) a->f.model = store_replay_model(r);
         const char *plan = a->task ? NULL : store_replay_plan(r, 0);
         run_input f = {plan, plan ? strlen(plan) : 0, sc, store_replay_scene(r), a->replay, r};
         cJSON *doc;
@@ -709,7 +642,7 @@ static int verify_first(const run_args *a, const run_input *f, cJSON **doc, cJSO
         char err[1024], name[300];
         int64_t id = 0;
         llm_config llm;
-        llm_settings(a, &llm);
+        cli_flight_llm(&a->f, &llm);
         flight_config c;
         flight_setup(a, f, reg, &llm, name, sizeof name, &c);
         int failed = flight_refuse(&c, why, &id, err, sizeof err);
@@ -786,7 +719,8 @@ static int print_failure(run_args *a, int rc, int64_t id)
 
 int cmd_run(int argc, char **argv)
 {
-    run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
+    run_args a = {.c = {.cmd = "run"}};
+    cli_flight_args_init(&a.f);
     tello_config_init(&a.tello);
     mavlink_config_init(&a.mavlink);
     vision_options_init(&a.vision);
