@@ -49,6 +49,10 @@ enum {
     OPT_TIME_SCALE,
     OPT_SEED,
     OPT_DB,
+    /* The drone (cli_drone.h; serve takes --drone and the Tello's too). */
+    OPT_DRONE,
+    OPT_TELLO,            /* every Tello option: see tello_config_option */
+    OPT_MAVLINK,          /* every MAVLink option: see mavlink_config_option */
     OPT_FIRST_FREE = 1100 /* commands number their own options from here */
 };
 

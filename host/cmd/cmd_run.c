@@ -7,6 +7,7 @@
  * --detector and --source give the mission real eyes: the vision pipeline
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
+#include "cmd/cli_drone.h"
 #include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "mission/flight.h"
@@ -104,10 +105,7 @@ enum {
     OPT_TASK,
     OPT_PICTURES,
     OPT_QUIET,
-    OPT_DRONE,
     OPT_REPLAY,
-    OPT_TELLO,   /* every Tello option: see tello_config_option */
-    OPT_MAVLINK, /* every MAVLink option: see mavlink_config_option */
     OPT_VERIFY,
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
@@ -123,15 +121,13 @@ static const struct option run_options[] = {
     {"task", required_argument, 0, OPT_TASK},
     {"pictures", required_argument, 0, OPT_PICTURES},
     {"quiet", no_argument, 0, OPT_QUIET},
-    {"drone", required_argument, 0, OPT_DRONE},
     {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
     {"replay", required_argument, 0, OPT_REPLAY},
     {"verify", required_argument, 0, OPT_VERIFY},
     {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
     {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
     {"no-memory", no_argument, 0, OPT_NO_MEMORY},
-    TELLO_LONG_OPTIONS(OPT_TELLO),
-    MAVLINK_LONG_OPTIONS(OPT_MAVLINK),
+    CLI_DRONE_OPTIONS,
     VISION_RUN_OPTIONS,
     {0, 0, 0, 0},
 };
@@ -140,22 +136,13 @@ typedef struct run_args {
     cli_common c;
     const char *plan_path;
     const char *task;
-    const char *drone;
     const char *pictures;
     unsigned long long max_pictures, max_picture_bytes; /* 0: the defaults */
     bool quiet;
     long long replay; /* --replay ID, or 0 */
     /* the LLM and the mission controller (--task), the simulator, --db */
     cli_flight_args f;
-    /* --drone tello: the driver's settings */
-    tello_config tello;
-    bool on_tello;      /* --drone tello[:HOST] */
-    bool tello_options; /* a Tello option other than --drone was given */
-    /* --drone mavlink: the driver's settings */
-    mavlink_config mavlink;
-    bool on_mavlink;      /* --drone mavlink[:URL] */
-    bool mavlink_options; /* a --mavlink-* option was given */
-    bool no_land;
+    cli_drone d; /* --drone and the drivers' options */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
     long verify;    /* --verify N worlds, or 0 */
@@ -171,35 +158,31 @@ static int check_drone_and_eyes(run_args *a)
     const vision_options *vo = &a->vision;
     char err[512];
     bool camera = vo->det.kind != VISION_DETECTOR_SIM; /* yolo or hog */
+    const char *det = vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog";
+    const cli_drone *d = &a->d;
+    const char *real = d->on_tello ? "tello" : "mavlink";
     if (vision_options_check(vo, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
-    if (a->tello_options && !a->on_tello)
-        return cli_usage_error(cmd, "--tello-* and --no-video need --drone tello");
-    if (a->mavlink_options && !a->on_mavlink)
-        return cli_usage_error(cmd, "--mavlink-* options need --drone mavlink");
-    if (a->no_land && !a->on_tello && !a->on_mavlink)
-        return cli_usage_error(cmd, "--no-land needs --drone tello or --drone mavlink");
-    if (a->on_mavlink) {
+    int r = cli_drone_check(d, cmd);
+    if (r >= 0) return r;
+    if (d->on_tello || d->on_mavlink) {
         if (a->replay)
-            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone mavlink");
+            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone %s",
+                                   real);
         if (vo->detector_given && !camera)
-            return cli_usage_error(cmd, "--detector sim sees only the simulated world: with "
-                                        "--drone mavlink give --detector yolo or hog");
-        if (camera && !vo->source)
+            return cli_usage_error(cmd,
+                                   "--detector sim sees only the simulated world: with "
+                                   "--drone %s give --detector yolo or hog",
+                                   real);
+        if (d->on_mavlink && camera && !vo->source)
             return cli_usage_error(cmd,
                                    "--detector %s needs the vehicle's camera: give --source "
                                    "(an RTSP or UDP H.264 stream)",
-                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
-    } else if (a->on_tello) {
-        if (a->replay)
-            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone tello");
-        if (vo->detector_given && !camera)
-            return cli_usage_error(cmd, "--detector sim sees only the simulated world: with "
-                                        "--drone tello give --detector yolo or hog");
-        if (camera && !vo->source && !a->tello.video)
+                                   det);
+        if (d->on_tello && camera && !vo->source && !d->tello.video)
             return cli_usage_error(cmd,
                                    "--no-video leaves --detector %s without a camera: "
                                    "give --source",
-                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+                                   det);
     } else {
         if (!a->replay && !a->c.scene)
             return cli_usage_error(cmd, "the simulator needs --scene FILE");
@@ -207,7 +190,7 @@ static int check_drone_and_eyes(run_args *a)
             return cli_usage_error(cmd,
                                    "--detector %s needs a camera in the simulator: give "
                                    "--source FILE|webcam:N|udp://HOST:PORT",
-                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+                                   det);
     }
     /* Missing files are found now, not after the drone took off. */
     const char *files[] = {vo->det.model, vo->det.weights, vo->det.names};
@@ -215,49 +198,6 @@ static int check_drone_and_eyes(run_args *a)
         if (files[i] && access(files[i], R_OK) != 0)
             return cli_fail(cmd, "%s: cannot read it", files[i]);
     return -1;
-}
-
-/* --drone sim|tello[:HOST]|mavlink[:URL]. */
-static int drone_option(run_args *a, const char *arg)
-{
-    char err[512];
-    a->drone = arg;
-    int r = tello_config_option(&a->tello, "drone", arg, err, sizeof err);
-    if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-    a->on_tello = r == 1;
-    a->on_mavlink = false;
-    if (r == 1) return 0;
-    r = mavlink_config_option(&a->mavlink, "drone", arg, err, sizeof err);
-    if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-    if (r == 0 && strcmp(arg, "sim") != 0)
-        return cli_usage_error(a->c.cmd,
-                               "--drone %s: expected sim, tello, tello:HOST, mavlink or "
-                               "mavlink:URL",
-                               arg);
-    a->on_mavlink = r == 1;
-    return 0;
-}
-
-/* The Tello's and the MAVLink vehicle's options (NAME is the option's
- * long name: they share a code each). */
-static int driver_option(run_args *a, int opt, const char *name, const char *arg)
-{
-    char err[512];
-    if (opt == OPT_MAVLINK) {
-        if (mavlink_config_option(&a->mavlink, name, arg, err, sizeof err) != 1)
-            return cli_usage_error(a->c.cmd, "%s", err);
-        a->mavlink_options = true;
-        return 0;
-    }
-    if (strcmp(name, "no-land") == 0) { /* Tello and MAVLink */
-        a->no_land = true;
-        a->tello.land_at_end = a->mavlink.land_at_end = false;
-        return 0;
-    }
-    if (tello_config_option(&a->tello, name, arg, err, sizeof err) != 1)
-        return cli_usage_error(a->c.cmd, "%s", err);
-    a->tello_options = true;
-    return 0;
 }
 
 /* Parses ARG into *N (k/M/G suffixes 1024-based when BINARY): 0 when it is
@@ -278,13 +218,11 @@ static int on_option(void *ud, int opt, const char *arg)
     if (r < 0) return cli_usage_error(cmd, "%s", err);
     if (r == 1) return 0;
     r = cli_flight_option(&a->f, cmd, opt, arg);
+    if (!r) r = cli_drone_option(&a->d, cmd, opt, a->c.option, arg);
     if (r) return r < 0 ? CLI_USAGE : 0;
     switch (opt) {
     case OPT_PLAN: a->plan_path = arg; return 0;
     case OPT_TASK: a->task = arg; return 0;
-    case OPT_DRONE: return drone_option(a, arg);
-    case OPT_TELLO:
-    case OPT_MAVLINK: return driver_option(a, opt, a->c.option, arg);
     case OPT_PICTURES: a->pictures = arg; return 0;
     case OPT_QUIET: a->quiet = true; return 0;
     case OPT_NO_MEMORY: a->no_memory = true; return 0;
@@ -330,9 +268,9 @@ static int check_args(run_args *a, int argc, char **argv)
         return cli_usage_error(cmd, "--replay flies a recorded mission: give no --verify");
     if (a->verify && !a->c.scene)
         return cli_usage_error(cmd, "--verify%s needs --scene FILE to sample worlds from",
-                               a->on_tello     ? " on a Tello"
-                               : a->on_mavlink ? " on a MAVLink vehicle"
-                                               : "");
+                               a->d.on_tello     ? " on a Tello"
+                               : a->d.on_mavlink ? " on a MAVLink vehicle"
+                                                 : "");
     if (a->verify) f->no_stream = true; /* a plan is verified whole */
     if (f->candidates && !a->task)
         return cli_usage_error(cmd, "--candidates asks the LLM for plans: it needs --task");
@@ -406,6 +344,17 @@ static const char *model_name(const run_args *a)
     return a->task ? cli_model(a->f.model) : NULL;
 }
 
+/* The report of a run that ended before it had one of its own: the
+ * report's fields at their empty values, "ok" false, ERROR and the mission
+ * ID (when one was recorded). */
+static cJSON *empty_report(const char *error, int64_t id)
+{
+    cJSON *doc = runner_report_new(NULL, 0);
+    runner_report_set(doc, "error", cJSON_CreateString(error));
+    if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
+    return doc;
+}
+
 /* On the watchdog's thread, the plan's thread being stuck: the flight
  * landed the drone and recorded the mission as hung; report, then exit
  * (the VM's thread may never return: joining it, or running exit()'s
@@ -413,10 +362,8 @@ static const char *model_name(const run_args *a)
 static void on_hang(void *ud, const flight_outcome *out)
 {
     const run_args *a = ud;
-    cJSON *doc = runner_report_new(NULL, 0);
-    runner_report_set(doc, "error", cJSON_CreateString(out->error));
+    cJSON *doc = empty_report(out->error, out->mission_id);
     runner_report_pose_at(doc, out->pose);
-    cJSON_AddNumberToObject(doc, "mission_id", (double)out->mission_id);
     if (a->c.json) {
         cli_print_json(doc);
     } else {
@@ -434,17 +381,7 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
                          const llm_config *llm, char *name, size_t namelen, flight_config *c)
 {
     flight_config_defaults(c);
-    if (a->on_tello) {
-        c->tello = &a->tello;
-        snprintf(name, namelen, "tello:%s", a->tello.host);
-        c->drone_name = name;
-        c->land = a->tello.land_at_end;
-    } else if (a->on_mavlink) {
-        c->mavlink = &a->mavlink;
-        mavlink_config_name(&a->mavlink, name, namelen);
-        c->drone_name = name;
-        c->land = a->mavlink.land_at_end;
-    }
+    cli_drone_flight(&a->d, c, name, namelen);
     c->sim = (sim_options){.time_scale = a->f.time_scale,
                            .seed = a->f.seed,
                            .picture_dir = a->pictures,
@@ -708,12 +645,9 @@ static bool wants_json(int argc, char **argv)
  * reason already said on stderr. ID is the mission recorded, or 0. */
 static int print_failure(run_args *a, int rc, int64_t id)
 {
-    cJSON *doc = runner_report_new(NULL, 0);
     const char *why = cli_last_error();
-    runner_report_set(doc, "error", cJSON_CreateString(*why ? why : "the mission did not start"));
-    if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
     a->reported = true;
-    cli_print_json(doc);
+    cli_print_json(empty_report(*why ? why : "the mission did not start", id));
     return rc == CLI_OK ? CLI_FAIL : rc;
 }
 
@@ -721,8 +655,7 @@ int cmd_run(int argc, char **argv)
 {
     run_args a = {.c = {.cmd = "run"}};
     cli_flight_args_init(&a.f);
-    tello_config_init(&a.tello);
-    mavlink_config_init(&a.mavlink);
+    cli_drone_init(&a.d);
     vision_options_init(&a.vision);
     int64_t id = 0;
     int rc = parse_args(&a, argc, argv);

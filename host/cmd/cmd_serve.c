@@ -75,12 +75,10 @@ static const char usage[] =
 enum {
     OPT_PORT = OPT_FIRST_FREE,
     OPT_HOST,
-    OPT_DRONE,
     OPT_TOKEN,
     OPT_TLS_CERT,
     OPT_TLS_KEY,
-    OPT_MAX_DRONES,
-    OPT_TELLO, /* the Tello's options (tello_config_option), for every Tello */
+    OPT_MAX_DRONES, /* --drone and the Tello's options: cli.h's codes */
 };
 
 typedef struct serve_args {
