@@ -345,13 +345,17 @@ static const char *model_name(const run_args *a)
 }
 
 /* The report of a run that ended before it had one of its own: the
- * report's fields at their empty values, "ok" false, ERROR and the mission
- * ID (when one was recorded). */
-static cJSON *empty_report(const char *error, int64_t id)
+ * report's fields at their empty values, "ok" false, ERROR, the mission ID
+ * (when one was recorded) and the drone's POSE (when known). */
+static cJSON *empty_report(const char *error, int64_t id, const drone_pose *pose)
 {
-    cJSON *doc = runner_report_new(NULL, 0);
-    runner_report_set(doc, "error", cJSON_CreateString(error));
-    if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
+    mission_report r;
+    mission_report_init(&r, NULL, 0);
+    mission_report_error(&r, error);
+    r.mission_id = id;
+    if (pose) mission_report_pose(&r, *pose);
+    cJSON *doc = mission_report_json(&r);
+    mission_report_free(&r);
     return doc;
 }
 
@@ -362,8 +366,7 @@ static cJSON *empty_report(const char *error, int64_t id)
 static void on_hang(void *ud, const flight_outcome *out)
 {
     const run_args *a = ud;
-    cJSON *doc = empty_report(out->error, out->mission_id);
-    runner_report_pose_at(doc, out->pose);
+    cJSON *doc = empty_report(out->error, out->mission_id, &out->pose);
     if (a->c.json) {
         cli_print_json(doc);
     } else {
@@ -455,18 +458,19 @@ static int fly(const run_args *a, const run_input *in, cJSON **doc, int64_t *id)
     int rc = flight_fly(&c, &out);
     cli_cancel_end();
     *id = out.mission_id;
-    if (out.report && g.reports)
-        cJSON_AddItemToObject(out.report, "verify", g.reports);
-    else
-        cJSON_Delete(g.reports);
     if (rc) {
         rc = cli_fail(a->c.cmd, "%s", out.error);
+        cJSON_Delete(g.reports);
     } else {
         if (!out.landed) fprintf(stderr, "aloft %s: %s\n", a->c.cmd, out.error);
         rc = out.ok ? CLI_OK : CLI_FAIL;
         if (!out.recorded) rc = cli_fail(a->c.cmd, "%s", out.record_error);
-        *doc = out.report;
-        out.report = NULL;
+        /* The edge: the typed report becomes the SPEC §2 document. */
+        *doc = mission_report_json(&out.report);
+        if (*doc && g.reports)
+            cJSON_AddItemToObject(*doc, "verify", g.reports);
+        else
+            cJSON_Delete(g.reports);
     }
     flight_outcome_free(&out);
     registry_free(reg);
@@ -647,7 +651,7 @@ static int print_failure(run_args *a, int rc, int64_t id)
 {
     const char *why = cli_last_error();
     a->reported = true;
-    cli_print_json(empty_report(*why ? why : "the mission did not start", id));
+    cli_print_json(empty_report(*why ? why : "the mission did not start", id, NULL));
     return rc == CLI_OK ? CLI_FAIL : rc;
 }
 

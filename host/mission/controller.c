@@ -83,7 +83,7 @@ typedef struct mission {
     unsigned long long limit_ms;
 
     /* Counters for the report. */
-    cJSON *plans;
+    report_lines plans;
     int tries, replans, llm_calls;
     double plan_ms;
     long prompt_tokens, completion_tokens, cached_tokens;
@@ -450,7 +450,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
     m->st = SANDBOX_OK;
     m->err[0] = '\0';
     m->violations0 = cJSON_GetArraySize(m->ctx->violations);
-    m->index = cJSON_GetArraySize(m->plans);
+    m->index = m->plans.n;
     m->ps = ms_stream_new(m->o->run.reg, &mo);
     if (!m->ps || runner_session_begin(m->s)) {
         snprintf(why, whylen, "out of memory");
@@ -504,7 +504,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         textbuf_adds(&m->diag, "the reply holds no MiniSpec plan (only prose or nothing)\n");
         m->stop = STOP_SYNTAX;
     }
-    cJSON_AddItemToArray(m->plans, cJSON_CreateString(textbuf_str(&m->plan)));
+    report_lines_add(&m->plans, textbuf_str(&m->plan), m->plan.len);
     /* A call that failed before any plan text arrived gave no plan: the
      * exchange (with its error) is what is observed, not an empty plan. */
     if (m->o->obs.plan && !(llm_failed && m->plan.len == 0))
@@ -574,39 +574,34 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
 
 /* ---- the mission loop ------------------------------------------------------- */
 
-static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
+static void report_finish(mission *m, mission_report *rep, bool ok, const char *error)
 {
-    runner_session_close(m->s, doc, ok);
+    runner_session_report(m->s, rep, ok);
     m->s = NULL;
-    if (!ok && error) runner_report_set(doc, "error", cJSON_CreateString(error));
-    runner_report_set(doc, "plans", m->plans);
-    m->plans = NULL;
-    runner_report_set(doc, "tries", cJSON_CreateNumber(m->tries));
-    runner_report_set(doc, "replans", cJSON_CreateNumber(m->replans));
-    runner_report_set(doc, "llm_calls", cJSON_CreateNumber(m->llm_calls));
-    runner_report_set(doc, "plan_ms", cJSON_CreateNumber(m->plan_ms));
-    cJSON *tok = cJSON_CreateObject();
-    cJSON_AddNumberToObject(tok, "prompt", (double)m->prompt_tokens);
-    cJSON_AddNumberToObject(tok, "completion", (double)m->completion_tokens);
-    runner_report_set(doc, "tokens", tok);
-    /* Beside "tokens", which keeps exactly the SPEC's two counts. */
-    if (m->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
-    if (m->cached_tokens > 0)
-        cJSON_AddNumberToObject(doc, "cached_tokens", (double)m->cached_tokens);
-    if (m->o->candidates > 0) candidates_report(&m->cands, doc);
+    if (!ok && error) mission_report_error(rep, error);
+    rep->plans = m->plans;
+    memset(&m->plans, 0, sizeof m->plans);
+    rep->tries = m->tries;
+    rep->replans = m->replans;
+    rep->llm_calls = m->llm_calls;
+    rep->plan_ms = m->plan_ms;
+    rep->prompt_tokens = m->prompt_tokens;
+    rep->completion_tokens = m->completion_tokens;
+    rep->tokens_estimated = m->tokens_estimated;
+    rep->cached_tokens = m->cached_tokens;
+    if (m->o->candidates > 0) candidates_report(&m->cands, rep);
 }
 
-cJSON *mission_run(const mission_opts *o)
+void mission_run_report(const mission_opts *o, mission_report *rep)
 {
+    mission_report_init(rep, NULL, 0);
     mission *m = calloc(1, sizeof *m);
-    cJSON *doc = runner_report_new(NULL, 0);
-    if (!m || !doc) {
-        free(m);
-        return doc;
+    if (!m) {
+        mission_report_error(rep, "out of memory");
+        return;
     }
     m->o = o;
     m->stats.overhead_first_us = -1;
-    m->plans = cJSON_CreateArray();
     if (o->candidates > 0) candidates_init(&m->cands, o->candidates);
     m->ro = o->run;
     m->ro.plan = NULL;
@@ -625,12 +620,11 @@ cJSON *mission_run(const mission_opts *o)
     m->deadline_ms = clock_now_ms() + (double)m->limit_ms;
     m->s = runner_session_open(&m->ro, err, sizeof err);
     if (!m->s) {
-        runner_report_set(doc, "error", cJSON_CreateString(err));
-        runner_report_pose(doc, o->run.world);
-        runner_report_set(doc, "plans", m->plans);
+        mission_report_error(rep, err);
+        mission_report_pose(rep, mission_world_pose(o->run.world));
         candidates_free(&m->cands);
         free(m);
-        return doc;
+        return;
     }
     m->ctx = runner_session_ctx(m->s);
 
@@ -704,7 +698,7 @@ cJSON *mission_run(const mission_opts *o)
         progress(m, "[%7.2fs] done\n", mission_world_sim_s(o->run.world));
     else
         progress(m, "mission failed: %s\n", error);
-    report_finish(m, doc, ok, error);
+    report_finish(m, rep, ok, error);
     if (o->stats) *o->stats = m->stats;
     free(prev_plan);
     free(prev_exec);
@@ -713,5 +707,13 @@ cJSON *mission_run(const mission_opts *o)
     textbuf_free(&m->diag);
     candidates_free(&m->cands);
     free(m);
+}
+
+cJSON *mission_run(const mission_opts *o)
+{
+    mission_report rep;
+    mission_run_report(o, &rep);
+    cJSON *doc = mission_report_json(&rep);
+    mission_report_free(&rep);
     return doc;
 }

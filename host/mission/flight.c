@@ -56,8 +56,7 @@ int flight_add_sink(flight_config *c, const flight_sink *s)
 
 void flight_outcome_free(flight_outcome *out)
 {
-    cJSON_Delete(out->report);
-    out->report = NULL;
+    mission_report_free(&out->report);
 }
 
 char *flight_params_json(const flight_config *c)
@@ -337,7 +336,7 @@ static runner_opts run_opts(flight *fl)
 }
 
 /* The given plan; its probes ask the configured LLM. */
-static cJSON *fly_plan(flight *fl, runner_outcome *out, int *llm_calls)
+static void fly_plan(flight *fl, runner_outcome *out, mission_report *rep)
 {
     const flight_config *c = fl->c;
     run_probe rp = {.prompts_dir = c->prompts, .world = &fl->world, .cancel = cancel_flag(fl)};
@@ -352,18 +351,17 @@ static cJSON *fly_plan(flight *fl, runner_outcome *out, int *llm_calls)
     ro.outcome = out;
     ro.probe = run_probe_ask;
     ro.probe_ud = &rp;
-    cJSON *doc = runner_run(&ro);
-    *llm_calls = rp.calls;
-    if (doc) runner_report_set(doc, "llm_calls", cJSON_CreateNumber(rp.calls));
-    return doc;
+    runner_run_report(&ro, rep);
+    rep->llm_calls = rp.calls;
 }
 
-/* The task, through the mission controller. NULL with a message. */
-static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen)
+/* The task, through the mission controller. -1 with a message when it
+ * could not start. */
+static int fly_task(flight *fl, runner_outcome *out, mission_report *rep, char *err, size_t errlen)
 {
     const flight_config *c = fl->c;
     prompt_set *ps = prompt_load(c->prompts, err, errlen);
-    if (!ps) return NULL;
+    if (!ps) return -1;
     mission_opts mo;
     mission_opts_defaults(&mo);
     mo.run = run_opts(fl);
@@ -380,10 +378,9 @@ static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen
     mo.vet_ud = c->vet_ud;
     mo.candidates = c->candidates;
     if (!c->no_memory) mo.memory = mission_record_memory(fl->rec);
-    cJSON *doc = mission_run(&mo);
+    mission_run_report(&mo, rep);
     prompt_free(ps);
-    if (!doc) errmsg_set(err, errlen, "out of memory");
-    return doc;
+    return 0;
 }
 
 /* ---- landing and the status -------------------------------------------- */
@@ -401,12 +398,17 @@ static int land_or_fail(flight *fl, char *err, size_t errlen)
     return -1;
 }
 
-/* Ends the mission's record with OUT's status and error. */
-static void close_record(flight *fl, flight_outcome *out, const cJSON *result)
+/* Ends the mission's record with OUT's status and error, and the result of
+ * what flew (FLOWN: OUT's report has it; a plan without one ended as null). */
+static void close_record(flight *fl, flight_outcome *out, bool flown)
 {
     char err[600];
-    if (mission_record_close(fl->rec, out->status, out->error[0] ? out->error : NULL, result, err,
-                             sizeof err)) {
+    cJSON *none = flown && !out->report.result ? cJSON_CreateNull() : NULL;
+    const cJSON *result = flown ? (out->report.result ? out->report.result : none) : NULL;
+    int rc = mission_record_close(fl->rec, out->status, out->error[0] ? out->error : NULL, result,
+                                  err, sizeof err);
+    cJSON_Delete(none);
+    if (rc) {
         out->recorded = false;
         snprintf(out->record_error, sizeof out->record_error,
                  "mission %lld not recorded to its end: %s", (long long)fl->id, err);
@@ -414,43 +416,45 @@ static void close_record(flight *fl, flight_outcome *out, const cJSON *result)
     fl->rec = NULL;
 }
 
-/* Fills OUT's counts from REPORT. */
-static void read_report(flight_outcome *out, const cJSON *report)
+/* OUT's counts and error from its report. */
+static void read_report(flight_outcome *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(report, "plans");
-    out->plans = cJSON_GetArraySize(v);
-    v = cJSON_GetObjectItemCaseSensitive(report, "tries");
-    out->tries = cJSON_IsNumber(v) ? v->valueint : out->plans;
-    v = cJSON_GetObjectItemCaseSensitive(report, "replans");
-    out->replans = cJSON_IsNumber(v) ? v->valueint : 0;
-    v = cJSON_GetObjectItemCaseSensitive(report, "error");
-    snprintf(out->error, sizeof out->error, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    const mission_report *r = &out->report;
+    out->plans = r->plans.n;
+    out->tries = r->tries;
+    out->replans = r->replans;
+    out->llm_calls = r->llm_calls;
+    snprintf(out->error, sizeof out->error, "%s", r->error ? r->error : "");
+}
+
+/* The report says the flight failed with OUT's error. */
+static void report_failed(flight_outcome *out)
+{
+    out->report.ok = false;
+    mission_report_error(&out->report, out->error);
 }
 
 /* Lands, maps the status and closes the record of a flight that flew. */
 static void finish(flight *fl, flight_outcome *out)
 {
-    cJSON *doc = out->report;
-    cJSON_AddNumberToObject(doc, "mission_id", (double)fl->id);
-    read_report(out, doc);
-    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
+    out->report.mission_id = fl->id;
+    read_report(out);
+    bool ok = out->report.ok;
     /* A hung flight whose thread came back after all stays as the watchdog
      * recorded and reported it: its drone was landed then. */
     if (watchdog_stop(fl->dog)) {
         fl->dog = NULL;
         out->status = STORE_HUNG;
         snprintf(out->error, sizeof out->error, "%s", fl->hung.error);
-        runner_report_set(doc, "ok", cJSON_CreateFalse());
-        runner_report_set(doc, "error", cJSON_CreateString(out->error));
-        close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
+        report_failed(out);
+        close_record(fl, out, true);
         return;
     }
     fl->dog = NULL;
     bool landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
     if (!landed) {
         ok = false;
-        runner_report_set(doc, "ok", cJSON_CreateFalse());
-        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+        report_failed(out);
     }
     /* The one mapping from how a flight ended to the status it is recorded
      * with: the report's "ok" decides between ok and not; the runner's
@@ -463,14 +467,13 @@ static void finish(flight *fl, flight_outcome *out)
     out->status = status;
     out->landed = landed;
     out->ok = ok;
-    close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
+    close_record(fl, out, true);
     /* "ok" would contradict the failure: a mission the store lost the end
      * of (a full disk) is reported as failed. */
     if (ok && !out->recorded) {
         out->ok = false;
         snprintf(out->error, sizeof out->error, "%s", out->record_error);
-        runner_report_set(doc, "ok", cJSON_CreateFalse());
-        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+        report_failed(out);
     }
 }
 
@@ -483,14 +486,14 @@ static int abandon(flight *fl, flight_outcome *out, const char *err)
         fl->dog = NULL;
         out->status = STORE_HUNG;
         snprintf(out->error, sizeof out->error, "%s", fl->hung.error);
-        close_record(fl, out, NULL);
+        close_record(fl, out, false);
         return -1;
     }
     fl->dog = NULL;
     bool cancel = cancelled(fl);
     out->landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
     out->status = cancel && out->landed ? STORE_CANCELLED : STORE_FAILED;
-    close_record(fl, out, NULL);
+    close_record(fl, out, false);
     return -1;
 }
 
@@ -563,18 +566,15 @@ static int fly_in_world(flight *fl, flight_outcome *out)
     double hover = mission_watch_hover_scale(&fl->world, c->sim.time_scale);
     mission_watch *mw = mission_watch_start(&fl->world, hover, err, sizeof err);
     if (!mw) return abandon(fl, out, err);
-    if (c->plan) {
-        out->report = fly_plan(fl, &out->run, &out->llm_calls);
-        if (!out->report) errmsg_set(err, sizeof err, "out of memory");
-    } else {
-        out->report = fly_task(fl, &out->run, err, sizeof err);
-    }
+    int flew = 0;
+    if (c->plan)
+        fly_plan(fl, &out->run, &out->report);
+    else
+        flew = fly_task(fl, &out->run, &out->report, err, sizeof err);
     mission_watch_stop(mw);
-    if (!out->report) return abandon(fl, out, err);
-    cJSON *frames = mission_world_frames_json(&fl->world);
-    if (frames) cJSON_AddItemToObject(out->report, "frames", frames);
-    cJSON *pictures = mission_world_pictures_json(&fl->world);
-    if (pictures) cJSON_AddItemToObject(out->report, "pictures", pictures);
+    if (flew) return abandon(fl, out, err);
+    out->report.frames = mission_world_frames_json(&fl->world);
+    out->report.pictures = mission_world_pictures_json(&fl->world);
     out->flown = true;
     finish(fl, out);
     return 0;
@@ -583,6 +583,7 @@ static int fly_in_world(flight *fl, flight_outcome *out)
 int flight_fly(const flight_config *c, flight_outcome *out)
 {
     memset(out, 0, sizeof *out);
+    mission_report_init(&out->report, NULL, 0);
     out->status = STORE_FAILED;
     out->landed = true;
     out->recorded = true;

@@ -36,6 +36,7 @@
 #include "llm/llm.h"
 #include "mission/controller.h"
 #include "mission/flight_stop.h"
+#include "mission/report.h"
 #include "mission/runner.h"
 #include "sandbox/sandbox.h"
 #include "skills/registry.h"
@@ -164,10 +165,11 @@ typedef struct flight_outcome {
     runner_outcome run;     /* how the last plan ended */
     int plans, tries, replans, llm_calls;
     double total_ms; /* the whole flight, wall clock */
-    /* The SPEC §2 run report of what flew (calls, logs, result, timings),
-     * "mission_id", "ok" and "error" included; NULL when nothing flew.
-     * Owned: flight_outcome_free. */
-    cJSON *report;
+    /* What flew (calls, logs, result, timings, ...), its mission id, "ok"
+     * and "error" included, when FLOWN; a front end encodes it
+     * (mission_report_json: the SPEC §2 `run --json` document). Owned:
+     * flight_outcome_free. */
+    mission_report report;
 } flight_outcome;
 
 /* Flies C's plan or task (see the top). Returns 0 when a plan or task

@@ -10,6 +10,7 @@
 #define ALOFT_MISSION_RUNNER_H
 
 #include "minispec/stream.h"
+#include "mission/report.h"
 #include "mission/world.h"
 #include "sandbox/sandbox.h"
 #include "skills/skills.h"
@@ -100,8 +101,9 @@ typedef struct runner_opts {
  * compiled and ran to its end without error, cancel or replan request. */
 cJSON *runner_run(const runner_opts *o);
 
-/* The lines of the sandbox output as a JSON array (for "logs"). */
-cJSON *runner_output_lines(const sandbox *sb);
+/* runner_run with the report as typed data into REP (which needs
+ * mission_report_free): what the flight uses. */
+void runner_run_report(const runner_opts *o, mission_report *rep);
 
 /* ---- sessions: the pieces runner_run is made of --------------------------
  *
@@ -114,7 +116,7 @@ cJSON *runner_output_lines(const sandbox *sb);
  *   for each plan:  runner_session_begin(s)
  *                   runner_session_event(s, &ev, plan_text, ...)  per event
  *                   runner_session_end(s, st, err, &outcome)
- *   doc = runner_report_new(NULL, 0); runner_session_close(s, doc)
+ *   runner_session_report(s, &report, ok)
  */
 typedef struct runner_session runner_session;
 
@@ -150,9 +152,12 @@ bool runner_session_finished(const runner_session *s);
  * plan's result for the report. */
 void runner_session_end(runner_session *s, sandbox_status st, const char *err, runner_outcome *out);
 
-/* Fills DOC (from runner_report_new) with what the session did: ok/result of
- * the last plan when OK, logs, pose, calls, violations, first_action_ms,
- * exec_ms and total_ms; calls O->on_sandbox with NULL and frees the session. */
+/* Fills REP with what the session did: ok/result of the last plan when OK,
+ * logs, pose, excursion, calls, violations, first_action_ms, exec_ms and
+ * total_ms; calls O->on_sandbox with NULL and frees the session. */
+void runner_session_report(runner_session *s, mission_report *rep, bool ok);
+
+/* runner_session_report into DOC (from runner_report_new), as JSON. */
 void runner_session_close(runner_session *s, cJSON *doc, bool ok);
 
 /* A SPEC §2 report with every field at its empty value; PLAN (may be NULL)
@@ -161,12 +166,6 @@ cJSON *runner_report_new(const char *plan, size_t len);
 
 /* Replaces DOC's field KEY with VALUE (taking it). */
 void runner_report_set(cJSON *doc, const char *key, cJSON *value);
-
-/* The current pose into DOC's "pose". */
-void runner_report_pose(cJSON *doc, mission_world *w);
-
-/* P (rounded, yaw in [0, 360)) into DOC's "pose". */
-void runner_report_pose_at(cJSON *doc, drone_pose p);
 
 /* Prints V as MiniSpec shows a value: None, True/False, %.4g, 'text' (a
  * table: ?). For progress lines. */

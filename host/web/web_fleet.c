@@ -536,11 +536,14 @@ static cJSON *end_event(int run, const flight_outcome *out)
         cJSON_AddStringToObject(o, "error", out->error);
     else
         cJSON_AddNullToObject(o, "error");
+    /* What flew, in the words of the run report's one encoder. */
+    cJSON *report = out->flown ? mission_report_json(&out->report) : NULL;
     static const char *const keep[] = {"result", "logs", "pose", "plans", "tries", "replans"};
-    for (size_t i = 0; out->report && i < sizeof keep / sizeof *keep; i++) {
-        cJSON *v = cJSON_GetObjectItemCaseSensitive(out->report, keep[i]);
-        if (v) cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, 1));
+    for (size_t i = 0; report && i < sizeof keep / sizeof *keep; i++) {
+        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(report, keep[i]);
+        if (v) cJSON_AddItemToObject(o, keep[i], v);
     }
+    cJSON_Delete(report);
     return o;
 }
 
@@ -556,9 +559,7 @@ static void on_hang(void *ud, const flight_outcome *out)
     d->hung = true;
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
-    flight_outcome end = *out;
-    end.report = NULL;
-    emit(d, "end", end_event(wf->run, &end));
+    emit(d, "end", end_event(wf->run, out));
 }
 
 /* The flight of drone D's task (mission/flight.h). */
@@ -619,6 +620,7 @@ static void *mission_main(void *arg)
     pthread_mutex_unlock(&d->lock);
     flight_outcome out;
     memset(&out, 0, sizeof out);
+    mission_report_init(&out.report, NULL, 0);
     cJSON *end = NULL;
     if (!task) {
         out.status = STORE_FAILED;
