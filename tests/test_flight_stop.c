@@ -7,6 +7,8 @@
 #include "mission/flight.h"
 
 #include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,22 +23,17 @@ static skill_registry *reg;
 static scene sc;
 static char db_path[80];
 
-/* The first skill call: the plan is flying. */
+/* The skill calls so far; the first posts STARTED: the plan is flying. */
 typedef struct started {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int calls;
+    sem_t flying;
+    atomic_int calls;
 } started;
 
 static void on_skill(void *ud, struct mission_world *w, const skill_event *ev)
 {
     (void)w;
     started *s = ud;
-    if (ev->kind != SKILL_EVENT_CALL) return;
-    pthread_mutex_lock(&s->lock);
-    s->calls++;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->lock);
+    if (ev->kind == SKILL_EVENT_CALL && atomic_fetch_add(&s->calls, 1) == 0) sem_post(&s->flying);
 }
 
 typedef struct job {
@@ -85,7 +82,8 @@ static void check_stopped(const job *j)
 /* Stopped from this thread while the flight's thread flies the plan. */
 static void stop_in_flight(void)
 {
-    started s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    started s = {.calls = 0};
+    sem_init(&s.flying, 0, 0);
     flight_handle h;
     flight_handle_init(&h);
     job j;
@@ -95,10 +93,7 @@ static void stop_in_flight(void)
         CHECK(0, "cannot start the flight's thread");
         return;
     }
-    pthread_mutex_lock(&s.lock);
-    while (s.calls == 0)
-        pthread_cond_wait(&s.cond, &s.lock);
-    pthread_mutex_unlock(&s.lock);
+    sem_wait(&s.flying);
     CHECK(!flight_stopped(&h));
     flight_stop(&h);
     CHECK(flight_stopped(&h));
@@ -106,9 +101,8 @@ static void stop_in_flight(void)
     check_stopped(&j);
     /* The plan's 120 motions take minutes: stopped, it ended after the
      * first few. */
-    pthread_mutex_lock(&s.lock);
-    CHECK(s.calls < 10, "%d skill calls after the stop", s.calls);
-    pthread_mutex_unlock(&s.lock);
+    CHECK(atomic_load(&s.calls) < 10, "%d skill calls after the stop", atomic_load(&s.calls));
+    sem_destroy(&s.flying);
     flight_outcome_free(&j.out);
 }
 
@@ -116,7 +110,8 @@ static void stop_in_flight(void)
  * is handed over, before a skill runs. */
 static void stop_before(void)
 {
-    started s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    started s = {.calls = 0};
+    sem_init(&s.flying, 0, 0);
     flight_handle h;
     flight_handle_init(&h);
     flight_stop(&h);
@@ -125,7 +120,8 @@ static void stop_before(void)
     setup(&j, &h, &s);
     fly(&j);
     check_stopped(&j);
-    CHECK(s.calls == 0, "%d skill calls after the stop", s.calls);
+    CHECK(atomic_load(&s.calls) == 0, "%d skill calls after the stop", atomic_load(&s.calls));
+    sem_destroy(&s.flying);
     flight_outcome_free(&j.out);
 }
 
