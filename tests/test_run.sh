@@ -50,9 +50,17 @@ done
   fail "pose after goto: $(json "$tmp/r.json" "d['pose']")"
 [ "$(json "$tmp/r.json" "[c['skill'] for c in d['calls']][:3]")" = "['scan', 'is_visible', 'turn_cw']" ] ||
   fail "calls list high-level and inner calls in order"
-grep -q "scan('person') -> True" "$tmp/progress" || fail "progress shows skill calls"
-grep -q "> s('person')" "$tmp/progress" || fail "progress shows statements"
-grep -Eq '^\[ *[0-9]+\.[0-9]+s\]' "$tmp/progress" || fail "progress shows simulated time"
+# The progress lines, whole: the mission, each statement as it runs, each
+# skill call with the simulated time, indented by call depth.
+grep -Eq '^mission [0-9]+ \(recorded in .+\)$' "$tmp/progress" || fail "progress names the mission"
+grep -Eq "^\[ *[0-9]+\.[0-9]{2}s\] scan\('person'\) -> True$" "$tmp/progress" ||
+  fail "progress shows skill calls: $(cat "$tmp/progress")"
+grep -Eq "^\[ *[0-9]+\.[0-9]{2}s\]   is_visible\('person'\) -> (True|False)$" "$tmp/progress" ||
+  fail "progress indents inner calls"
+grep -Eq "^\[ *[0-9]+\.[0-9]{2}s\] scan\('person'\) \.\.\.$" "$tmp/progress" ||
+  fail "progress announces high-level calls"
+grep -Eq "^\[ *0\.00s\] > s\('person'\)$" "$tmp/progress" || fail "progress shows statements"
+grep -Eq '^\[ *[0-9]+\.[0-9]{2}s\] done, result True$' "$tmp/progress" || fail "progress says done"
 
 # A plan the checker rejects: exit 1, diagnostics with line:col.
 echo "tc(45);turnleft(3)" | "$ALOFT" run --scene "$tmp/room.json" --plan - --json >"$tmp/bad.out" 2>/dev/null

@@ -1,11 +1,13 @@
 #include "cmd/cli.h"
 #include "worker/vm.h"
 
+#include "editdist.h"
 #include "jsonout.h"
 #include "llm/llm.h"
 #include "llm/prompt.h"
 #include "loader/loader.h"
 #include "mission/candidates.h"
+#include "mission/flight_stop.h"
 #include "mission/watchdog.h"
 
 #include <errno.h>
@@ -43,22 +45,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 static int distance(const char *a, size_t na, const char *b, size_t nb)
 {
     if (na > 40 || nb > 40) return 9;
-    int row[41];
-    for (size_t j = 0; j <= nb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= na; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= nb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[nb] > 9 ? 9 : row[nb];
+    int d = editdist(a, na, b, nb, false);
+    return d > 9 ? 9 : d;
 }
 
 int cli_unknown_option(const char *cmd, const char *arg, const struct option *opts)
@@ -236,6 +224,7 @@ skill_registry *cli_load_registry(const cli_common *c)
 
 static atomic_bool cancel_flag;
 static sandbox *_Atomic cancel_target;
+static flight_handle *_Atomic flight_target; /* the flight a signal stops */
 
 static void on_signal(int sig)
 {
@@ -243,6 +232,8 @@ static void on_signal(int sig)
     atomic_store(&cancel_flag, true);
     sandbox *sb = atomic_load(&cancel_target);
     if (sb) sandbox_cancel(sb); /* an atomic store: safe in a handler */
+    flight_handle *h = atomic_load(&flight_target);
+    if (h) flight_stop(h); /* atomics only: safe in a handler */
 }
 
 static void set_handler(void (*handler)(int))
@@ -289,10 +280,11 @@ void cli_cancel_begin(void)
     if (!hang_watch) fprintf(stderr, "aloft: %s\n", err);
 }
 
-void cli_cancel_begin_flight(void)
+void cli_cancel_begin_flight(flight_handle *h)
 {
     atomic_store(&cancel_flag, false);
     atomic_store(&cancel_target, NULL);
+    atomic_store(&flight_target, h);
     set_handler(on_signal);
     hang_watch = NULL;
 }
@@ -311,6 +303,7 @@ void cli_cancel_end(void)
     hang_fn = NULL;
     set_handler(SIG_DFL);
     atomic_store(&cancel_target, NULL);
+    atomic_store(&flight_target, NULL);
 }
 
 atomic_bool *cli_cancel_flag(void)
@@ -343,7 +336,9 @@ int cli_parse_options(cli_common *c, int argc, char **argv, const struct option 
         if (r < 0) return CLI_USAGE;
         if (r == 1) continue;
         if (!on_option) return cli_unknown_option(c->cmd, argv[optind - 1], opts);
+        c->option = idx >= 0 ? opts[idx].name : NULL;
         r = on_option(ud, opt, optarg);
+        c->option = NULL;
         if (r) return r;
     }
     if (c->help) {
@@ -364,6 +359,35 @@ char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len
     char *text = cli_read_input(argv[optind], CLI_MAX_INPUT, len, err, sizeof err);
     if (!text) *status = cli_fail(c->cmd, "%s", err);
     return text;
+}
+
+int cli_plan_compile(const cli_common *c, int argc, char **argv, cli_plan *p)
+{
+    int rc;
+    memset(p, 0, sizeof *p);
+    p->src = cli_read_one_input(c, argc, argv, &p->len, &rc);
+    if (!p->src) return rc;
+    p->reg = cli_load_registry(c);
+    if (!p->reg) {
+        free(p->src);
+        return CLI_FAIL;
+    }
+    minispec_compile(p->reg, p->src, p->len, NULL, &p->r);
+    return -1;
+}
+
+void cli_plan_print_diagnostics(const cli_plan *p)
+{
+    for (int i = 0; i < p->r.ndiags; i++)
+        fprintf(stderr, "%d:%d: %s\n", p->r.diags[i].line, p->r.diags[i].col,
+                p->r.diags[i].message);
+}
+
+void cli_plan_free(cli_plan *p)
+{
+    ms_result_free(&p->r);
+    registry_free(p->reg);
+    free(p->src);
 }
 
 static llm_config env_llm;

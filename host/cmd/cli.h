@@ -10,6 +10,7 @@
 #ifndef ALOFT_CMD_CLI_H
 #define ALOFT_CMD_CLI_H
 
+#include "minispec/minispec.h"
 #include "sandbox/sandbox.h"
 #include "skills/registry.h"
 
@@ -35,6 +36,23 @@ enum {
     OPT_SCENE,
     OPT_HELP,
     OPT_IN_PROCESS,
+    /* The flight options of run and serve (CLI_FLIGHT_OPTIONS). */
+    OPT_LLM_URL,
+    OPT_MODEL,
+    OPT_NO_STREAM,
+    OPT_MAX_TRIES,
+    OPT_MAX_REPLANS,
+    OPT_LLM_TIMEOUT,
+    OPT_LLM_IDLE,
+    OPT_PROMPTS,
+    OPT_CANDIDATES,
+    OPT_TIME_SCALE,
+    OPT_SEED,
+    OPT_DB,
+    /* The drone (cli_drone.h; serve takes --drone and the Tello's too). */
+    OPT_DRONE,
+    OPT_TELLO,            /* every Tello option: see tello_config_option */
+    OPT_MAVLINK,          /* every MAVLink option: see mavlink_config_option */
     OPT_FIRST_FREE = 1100 /* commands number their own options from here */
 };
 
@@ -55,6 +73,9 @@ enum {
 
 typedef struct cli_common {
     const char *cmd;
+    /* The long name of the option cli_parse_options hands to a command's
+     * own handler (for options that share one code), or NULL. */
+    const char *option;
     bool json;
     bool help;
     const char *scene;
@@ -84,6 +105,26 @@ int cli_parse_options(cli_common *c, int argc, char **argv, const struct option 
  * cli_parse_options). Returns the text, or NULL with *STATUS set to the exit
  * status after printing the problem. */
 char *cli_read_one_input(const cli_common *c, int argc, char **argv, size_t *len, int *status);
+
+/* A command's one MiniSpec plan (check, transpile): its text, the skills
+ * it was checked against and the compiler's result. */
+typedef struct cli_plan {
+    char *src;
+    size_t len;
+    skill_registry *reg;
+    ms_result r;
+} cli_plan;
+
+/* Reads the one positional FILE|- argument (after cli_parse_options),
+ * loads the skills of C and compiles the plan into P. Returns -1 to go on
+ * (P then needs cli_plan_free), else the exit status after printing the
+ * problem. */
+int cli_plan_compile(const cli_common *c, int argc, char **argv, cli_plan *p);
+
+/* Prints P's diagnostics as LINE:COL: message lines on stderr. */
+void cli_plan_print_diagnostics(const cli_plan *p);
+
+void cli_plan_free(cli_plan *p);
 
 /* Prints "aloft CMD: message" and a hint to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -124,9 +165,12 @@ skill_registry *cli_load_registry(const cli_common *c);
  * callback) and cancels the sandbox given to cli_cancel_sandbox, if any —
  * also one given after the signal came. */
 void cli_cancel_begin(void);
-/* The same for a flight (mission/flight.h), which has its own watchdog:
- * cli_cancel_sandbox then only points the signals at the sandbox. */
-void cli_cancel_begin_flight(void);
+/* The same for a flight (mission/flight.h), which has its own watchdog
+ * and stop handle: a signal stops H (flight_stop), and cli_cancel_sandbox
+ * only points the signals at a sandbox outside the flight's own (a
+ * verification world's). */
+struct flight_handle;
+void cli_cancel_begin_flight(struct flight_handle *h);
 void cli_cancel_sandbox(sandbox *sb);
 void cli_cancel_end(void);
 
@@ -161,6 +205,46 @@ atomic_bool *cli_cancel_flag(void);
     "                        accepts, fly the one with the fewest tokens; turns\n"                 \
     "                        stream execution off. The report lists every\n"                       \
     "                        candidate and what they cost\n"
+
+/* The options of a flight that `run` and `serve` share: the LLM, the
+ * mission controller, the simulator and the store. */
+#define CLI_FLIGHT_OPTIONS                                                                         \
+    {"llm-url", required_argument, 0, OPT_LLM_URL}, {"model", required_argument, 0, OPT_MODEL},    \
+        {"no-stream", no_argument, 0, OPT_NO_STREAM},                                              \
+        {"max-tries", required_argument, 0, OPT_MAX_TRIES},                                        \
+        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},                                    \
+        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},                                 \
+        {"prompts", required_argument, 0, OPT_PROMPTS},                                            \
+        {"candidates", required_argument, 0, OPT_CANDIDATES},                                      \
+        {"time-scale", required_argument, 0, OPT_TIME_SCALE},                                      \
+        {"seed", required_argument, 0, OPT_SEED},                                                  \
+    {                                                                                              \
+        "db", required_argument, 0, OPT_DB                                                         \
+    }
+
+typedef struct cli_flight_args {
+    const char *llm_url, *model, *prompts, *db;
+    bool no_stream;
+    long long max_tries, llm_timeout_ms, llm_idle_ms; /* 0: the defaults */
+    long long max_replans;                            /* -1: the default */
+    int candidates;                                   /* 0: none */
+    double time_scale;
+    bool time_scale_set;
+    unsigned long long seed;
+    bool seed_set;
+} cli_flight_args;
+
+/* The defaults: time scale 1, seed 1, the controller's tries and replans. */
+void cli_flight_args_init(cli_flight_args *a);
+
+/* Handles one of CLI_FLIGHT_OPTIONS (and --llm-idle-timeout-ms). Returns 1
+ * if OPT was one (and stored), 0 if not, or -1 after a usage error. */
+int cli_flight_option(cli_flight_args *a, const char *cmd, int opt, const char *arg);
+
+/* The LLM settings of A: the environment's (llm_config_defaults), then
+ * the flags. */
+struct llm_config;
+void cli_flight_llm(const cli_flight_args *a, struct llm_config *cfg);
 
 /* Parses --candidates K (1..MISSION_CANDIDATES_MAX) into *K. Returns 0, or
  * CLI_USAGE after printing the usage error. */

@@ -38,7 +38,7 @@ static const char usage[] =
     "Exit status: 0 valid (and every world passed), 1 invalid plan, a world\n"
     "failed or unreadable file, 2 usage error.\n";
 
-enum { OPT_VERIFY = OPT_FIRST_FREE, OPT_SEED };
+enum { OPT_VERIFY = OPT_FIRST_FREE }; /* --seed: cli.h's OPT_SEED */
 
 typedef struct check_args {
     long worlds; /* --verify N, 0 when not given */
@@ -140,26 +140,21 @@ int cmd_check(int argc, char **argv)
     if (a.worlds && !c.scene)
         return cli_usage_error(c.cmd, "--verify needs --scene FILE to sample worlds from");
     if (c.scene && !a.worlds) return cli_usage_error(c.cmd, "--scene is used with --verify N");
-    size_t len;
-    char *src = cli_read_one_input(&c, argc, argv, &len, &rc);
-    if (!src) return rc;
-    skill_registry *reg = cli_load_registry(&c);
-    if (!reg) {
-        free(src);
-        return cli_fail(c.cmd, "the built-in skills failed to load");
-    }
-    ms_result r;
-    minispec_compile(reg, src, len, NULL, &r);
-    rc = r.ok ? CLI_OK : CLI_FAIL;
+    cli_plan p;
+    if ((rc = cli_plan_compile(&c, argc, argv, &p)) >= 0) return rc;
+    const ms_result *r = &p.r;
+    const char *src = p.src;
+    size_t len = p.len;
+    rc = r->ok ? CLI_OK : CLI_FAIL;
     cJSON *rep = NULL;
     int failed = 0;
-    if (r.ok && a.worlds) {
-        rep = verify(&c, &a, reg, src, len, &failed, &rc);
+    if (r->ok && a.worlds) {
+        rep = verify(&c, &a, p.reg, src, len, &failed, &rc);
         if (rep && (failed || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled"))))
             rc = CLI_FAIL;
     }
     if (c.json) {
-        cJSON *doc = check_json(&r);
+        cJSON *doc = check_json(r);
         if (a.worlds) {
             if (rep)
                 cJSON_AddItemToObject(doc, "verify", rep);
@@ -169,20 +164,17 @@ int cmd_check(int argc, char **argv)
         }
         if (cli_print_json(doc) != CLI_OK) rc = CLI_FAIL;
     } else {
-        for (int i = 0; i < r.ndiags; i++)
-            fprintf(stderr, "%d:%d: %s\n", r.diags[i].line, r.diags[i].col, r.diags[i].message);
+        cli_plan_print_diagnostics(&p);
         /* Valid, as `aloft run` flies it (takeoff, nothing, land), but
          * worth a word: an LLM's empty reply looks like this. */
         bool empty = strspn(src, " \t\r\n;") == len;
-        if (r.ok && empty)
+        if (r->ok && empty)
             printf("ok (empty: the plan does nothing)\n");
-        else if (r.ok)
-            printf("ok (%s)\n", r.dialect);
+        else if (r->ok)
+            printf("ok (%s)\n", r->dialect);
         if (rep) verify_print(stdout, rep);
     }
     cJSON_Delete(rep);
-    ms_result_free(&r);
-    registry_free(reg);
-    free(src);
+    cli_plan_free(&p);
     return rc;
 }

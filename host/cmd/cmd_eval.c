@@ -47,25 +47,16 @@ static const char usage[] =
     "Exit status: 0 when every run was scored (whatever the success rate), 1 when\n"
     "the LLM could not be reached or a flight gave no report, 2 usage error.\n";
 
+/* --llm-url, --model, --seed, ... take the codes of cli.h's flight options. */
 enum {
-    OPT_LLM_URL = OPT_FIRST_FREE,
-    OPT_MODEL,
-    OPT_NO_STREAM,
-    OPT_MAX_TRIES,
-    OPT_MAX_REPLANS,
-    OPT_PROMPTS,
-    OPT_LLM_TIMEOUT,
-    OPT_REPEAT,
+    OPT_REPEAT = OPT_FIRST_FREE,
     OPT_JOBS,
-    OPT_SEED,
-    OPT_DB,
     OPT_VERIFY,
     OPT_PRICE_IN,
     OPT_PRICE_OUT,
     OPT_HTML,
     OPT_COMPARE,
     OPT_QUIET,
-    OPT_CANDIDATES,
 };
 
 #define EVAL_MAX_REPEAT 1000

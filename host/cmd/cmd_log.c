@@ -29,7 +29,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0, 1 the store could not be read or no such mission, 2 usage error.\n";
 
-enum { OPT_DB = OPT_FIRST_FREE, OPT_OBJECTS };
+enum { OPT_OBJECTS = OPT_FIRST_FREE }; /* --db: cli.h's OPT_DB */
 
 static const char *str(const cJSON *o, const char *key)
 {

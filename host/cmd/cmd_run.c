@@ -7,9 +7,11 @@
  * --detector and --source give the mission real eyes: the vision pipeline
  * instead of the simulator's camera. */
 #include "cmd/cli.h"
+#include "cmd/cli_drone.h"
 #include "drone/mavlink.h"
 #include "drone/tello.h"
 #include "mission/flight.h"
+#include "mission/flight_progress.h"
 #include "mission/replay.h"
 #include "mission/runner.h"
 #include "verify/gate.h"
@@ -101,73 +103,52 @@ static const char usage[] =
 enum {
     OPT_PLAN = OPT_FIRST_FREE,
     OPT_TASK,
-    OPT_TIME_SCALE,
-    OPT_SEED,
     OPT_PICTURES,
     OPT_QUIET,
-    OPT_DRONE,
-    OPT_LLM_URL,
-    OPT_MODEL,
-    OPT_NO_STREAM,
-    OPT_MAX_TRIES,
-    OPT_MAX_REPLANS,
-    OPT_LLM_TIMEOUT,
-    OPT_LLM_IDLE,
-    OPT_DB,
-    OPT_PROMPTS,
     OPT_REPLAY,
-    OPT_TELLO,   /* every Tello option: see tello_config_option */
-    OPT_MAVLINK, /* every MAVLink option: see mavlink_config_option */
     OPT_VERIFY,
     OPT_MAX_PICTURES,
     OPT_MAX_PICTURE_BYTES,
-    OPT_CANDIDATES,
     OPT_NO_MEMORY,
+};
+
+static const struct option run_options[] = {
+    CLI_COMMON_OPTIONS,
+    CLI_LIMIT_OPTIONS,
+    CLI_FLIGHT_OPTIONS,
+    {"scene", required_argument, 0, OPT_SCENE},
+    {"plan", required_argument, 0, OPT_PLAN},
+    {"task", required_argument, 0, OPT_TASK},
+    {"pictures", required_argument, 0, OPT_PICTURES},
+    {"quiet", no_argument, 0, OPT_QUIET},
+    {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
+    {"replay", required_argument, 0, OPT_REPLAY},
+    {"verify", required_argument, 0, OPT_VERIFY},
+    {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
+    {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
+    {"no-memory", no_argument, 0, OPT_NO_MEMORY},
+    CLI_DRONE_OPTIONS,
+    VISION_RUN_OPTIONS,
+    {0, 0, 0, 0},
 };
 
 typedef struct run_args {
     cli_common c;
     const char *plan_path;
     const char *task;
-    const char *drone;
     const char *pictures;
     unsigned long long max_pictures, max_picture_bytes; /* 0: the defaults */
-    double time_scale;
-    bool time_scale_set;
-    unsigned long long seed;
-    bool seed_set;
     bool quiet;
-    const char *db;      /* --db, or NULL for the default store */
-    const char *prompts; /* --prompts DIR, or NULL: the built-in templates */
-    long long replay;    /* --replay ID, or 0 */
-    /* --task: the mission controller */
-    const char *llm_url;
-    const char *model;
-    bool no_stream;
-    unsigned long long max_tries, max_replans, llm_timeout_ms, llm_idle_ms;
-    /* --drone tello: the driver's settings */
-    tello_config tello;
-    bool on_tello;      /* --drone tello[:HOST] */
-    bool tello_options; /* a Tello option other than --drone was given */
-    /* --drone mavlink: the driver's settings */
-    mavlink_config mavlink;
-    bool on_mavlink;      /* --drone mavlink[:URL] */
-    bool mavlink_options; /* a --mavlink-* option was given */
-    bool no_land;
+    long long replay; /* --replay ID, or 0 */
+    /* the LLM and the mission controller (--task), the simulator, --db */
+    cli_flight_args f;
+    cli_drone d; /* --drone and the drivers' options */
     /* the mission's eyes: --detector, --source, ... */
     vision_options vision;
     long verify;    /* --verify N worlds, or 0 */
-    int candidates; /* --candidates K, or 0 */
     bool no_memory; /* --no-memory */
     bool reported;  /* the report went out (print_report) */
 } run_args;
-
-static const char *option_name(const struct option *opts, int code)
-{
-    for (; opts->name; opts++)
-        if (opts->val == code) return opts->name;
-    return "?";
-}
 
 /* The --drone, Tello and vision options together; -1 when they fit, else
  * the exit status of the usage error. */
@@ -177,35 +158,31 @@ static int check_drone_and_eyes(run_args *a)
     const vision_options *vo = &a->vision;
     char err[512];
     bool camera = vo->det.kind != VISION_DETECTOR_SIM; /* yolo or hog */
+    const char *det = vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog";
+    const cli_drone *d = &a->d;
+    const char *real = d->on_tello ? "tello" : "mavlink";
     if (vision_options_check(vo, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
-    if (a->tello_options && !a->on_tello)
-        return cli_usage_error(cmd, "--tello-* and --no-video need --drone tello");
-    if (a->mavlink_options && !a->on_mavlink)
-        return cli_usage_error(cmd, "--mavlink-* options need --drone mavlink");
-    if (a->no_land && !a->on_tello && !a->on_mavlink)
-        return cli_usage_error(cmd, "--no-land needs --drone tello or --drone mavlink");
-    if (a->on_mavlink) {
+    int r = cli_drone_check(d, cmd);
+    if (r >= 0) return r;
+    if (d->on_tello || d->on_mavlink) {
         if (a->replay)
-            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone mavlink");
+            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone %s",
+                                   real);
         if (vo->detector_given && !camera)
-            return cli_usage_error(cmd, "--detector sim sees only the simulated world: with "
-                                        "--drone mavlink give --detector yolo or hog");
-        if (camera && !vo->source)
+            return cli_usage_error(cmd,
+                                   "--detector sim sees only the simulated world: with "
+                                   "--drone %s give --detector yolo or hog",
+                                   real);
+        if (d->on_mavlink && camera && !vo->source)
             return cli_usage_error(cmd,
                                    "--detector %s needs the vehicle's camera: give --source "
                                    "(an RTSP or UDP H.264 stream)",
-                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
-    } else if (a->on_tello) {
-        if (a->replay)
-            return cli_usage_error(cmd, "--replay flies in the simulator: give no --drone tello");
-        if (vo->detector_given && !camera)
-            return cli_usage_error(cmd, "--detector sim sees only the simulated world: with "
-                                        "--drone tello give --detector yolo or hog");
-        if (camera && !vo->source && !a->tello.video)
+                                   det);
+        if (d->on_tello && camera && !vo->source && !d->tello.video)
             return cli_usage_error(cmd,
                                    "--no-video leaves --detector %s without a camera: "
                                    "give --source",
-                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+                                   det);
     } else {
         if (!a->replay && !a->c.scene)
             return cli_usage_error(cmd, "the simulator needs --scene FILE");
@@ -213,7 +190,7 @@ static int check_drone_and_eyes(run_args *a)
             return cli_usage_error(cmd,
                                    "--detector %s needs a camera in the simulator: give "
                                    "--source FILE|webcam:N|udp://HOST:PORT",
-                                   vo->det.kind == VISION_DETECTOR_YOLO ? "yolo" : "hog");
+                                   det);
     }
     /* Missing files are found now, not after the drone took off. */
     const char *files[] = {vo->det.model, vo->det.weights, vo->det.names};
@@ -223,208 +200,96 @@ static int check_drone_and_eyes(run_args *a)
     return -1;
 }
 
-static int parse_args(run_args *a, int argc, char **argv)
+/* Parses ARG into *N (k/M/G suffixes 1024-based when BINARY): 0 when it is
+ * a number in LO..HI, else nonzero. */
+static int in_range(const char *arg, unsigned long long lo, unsigned long long hi, bool binary,
+                    unsigned long long *n)
 {
-    static const struct option opts[] = {
-        CLI_COMMON_OPTIONS,
-        CLI_LIMIT_OPTIONS,
-        {"scene", required_argument, 0, OPT_SCENE},
-        {"plan", required_argument, 0, OPT_PLAN},
-        {"task", required_argument, 0, OPT_TASK},
-        {"time-scale", required_argument, 0, OPT_TIME_SCALE},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"pictures", required_argument, 0, OPT_PICTURES},
-        {"quiet", no_argument, 0, OPT_QUIET},
-        {"drone", required_argument, 0, OPT_DRONE},
-        {"llm-url", required_argument, 0, OPT_LLM_URL},
-        {"model", required_argument, 0, OPT_MODEL},
-        {"no-stream", no_argument, 0, OPT_NO_STREAM},
-        {"max-tries", required_argument, 0, OPT_MAX_TRIES},
-        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},
-        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
-        {"llm-idle-timeout-ms", required_argument, 0, OPT_LLM_IDLE},
-        {"db", required_argument, 0, OPT_DB},
-        {"prompts", required_argument, 0, OPT_PROMPTS},
-        {"replay", required_argument, 0, OPT_REPLAY},
-        {"verify", required_argument, 0, OPT_VERIFY},
-        {"max-pictures", required_argument, 0, OPT_MAX_PICTURES},
-        {"max-picture-bytes", required_argument, 0, OPT_MAX_PICTURE_BYTES},
-        {"candidates", required_argument, 0, OPT_CANDIDATES},
-        {"no-memory", no_argument, 0, OPT_NO_MEMORY},
-        TELLO_LONG_OPTIONS(OPT_TELLO),
-        MAVLINK_LONG_OPTIONS(OPT_MAVLINK),
-        VISION_RUN_OPTIONS,
-        {0, 0, 0, 0},
-    };
-    int opt, idx = -1;
-    char err[512];
-    optind = 1;
-    /* ':' first: getopt prints nothing, and this command says it once. */
-    while ((opt = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-        if (opt == 'h') opt = OPT_HELP;
-        if (opt == ':') return cli_usage_error(a->c.cmd, "%s needs a value", argv[optind - 1]);
-        if (opt == '?') return cli_unknown_option(a->c.cmd, argv[optind - 1], opts);
-        int r = cli_common_option(&a->c, opt, optarg);
-        if (r < 0) return CLI_USAGE;
-        if (r == 1) continue;
-        r = vision_options_parse(&a->vision, opt, optarg, err, sizeof err);
-        if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-        if (r == 1) continue;
-        switch (opt) {
-        case OPT_PLAN: a->plan_path = optarg; break;
-        case OPT_TASK: a->task = optarg; break;
-        case OPT_DRONE:
-            a->drone = optarg;
-            r = tello_config_option(&a->tello, "drone", optarg, err, sizeof err);
-            if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-            a->on_tello = r == 1;
-            a->on_mavlink = false;
-            if (r == 1) break;
-            r = mavlink_config_option(&a->mavlink, "drone", optarg, err, sizeof err);
-            if (r < 0) return cli_usage_error(a->c.cmd, "%s", err);
-            if (r == 0 && strcmp(optarg, "sim") != 0)
-                return cli_usage_error(a->c.cmd,
-                                       "--drone %s: expected sim, tello, tello:HOST, mavlink or "
-                                       "mavlink:URL",
-                                       optarg);
-            a->on_mavlink = r == 1;
-            break;
-        case OPT_MAVLINK:
-            if (mavlink_config_option(&a->mavlink, opts[idx].name, optarg, err, sizeof err) != 1)
-                return cli_usage_error(a->c.cmd, "%s", err);
-            a->mavlink_options = true;
-            break;
+    return cli_parse_u64(arg, binary, n) || *n < lo || *n > hi;
+}
 
-        case OPT_TELLO:
-            /* idx is set for long options, the only way to reach here */
-            if (strcmp(opts[idx].name, "no-land") == 0) { /* Tello and MAVLink */
-                a->no_land = true;
-                a->tello.land_at_end = a->mavlink.land_at_end = false;
-                break;
-            }
-            if (tello_config_option(&a->tello, opts[idx].name, optarg, err, sizeof err) != 1)
-                return cli_usage_error(a->c.cmd, "%s", err);
-            a->tello_options = true;
-            break;
-        case OPT_PICTURES: a->pictures = optarg; break;
-        case OPT_MAX_PICTURES:
-            if (cli_parse_u64(optarg, false, &a->max_pictures) || a->max_pictures == 0 ||
-                a->max_pictures > 100000)
-                return cli_usage_error(a->c.cmd,
-                                       "--max-pictures: '%s' is not a number in 1..100000", optarg);
-            break;
-        case OPT_MAX_PICTURE_BYTES:
-            if (cli_parse_u64(optarg, true, &a->max_picture_bytes) || a->max_picture_bytes == 0)
-                return cli_usage_error(a->c.cmd, "--max-picture-bytes: '%s' is not a size > 0",
-                                       optarg);
-            break;
-        case OPT_QUIET: a->quiet = true; break;
-        case OPT_TIME_SCALE: {
-            char *end;
-            a->time_scale = strtod(optarg, &end);
-            if (end == optarg || *end || !(a->time_scale >= 0) || a->time_scale > 1e6)
-                return cli_usage_error(a->c.cmd, "--time-scale: '%s' is not a number >= 0", optarg);
-            a->time_scale_set = true;
-            break;
-        }
-        case OPT_SEED:
-            if (cli_parse_u64(optarg, false, &a->seed))
-                return cli_usage_error(a->c.cmd, "--seed: '%s' is not a number", optarg);
-            a->seed_set = true;
-            break;
-        case OPT_DB: a->db = optarg; break;
-        case OPT_PROMPTS: a->prompts = optarg; break;
-        case OPT_REPLAY: {
-            unsigned long long id;
-            if (cli_parse_u64(optarg, false, &id) || id == 0 || id > LLONG_MAX)
-                return cli_usage_error(a->c.cmd, "--replay: '%s' is not a mission id", optarg);
-            a->replay = (long long)id;
-            break;
-        }
-        case OPT_VERIFY: {
-            unsigned long long n;
-            if (cli_parse_u64(optarg, false, &n) || n == 0 || n > VERIFY_MAX_WORLDS)
-                return cli_usage_error(a->c.cmd,
-                                       "--verify: '%s' is not a number of worlds in 1..%d", optarg,
-                                       VERIFY_MAX_WORLDS);
-            a->verify = (long)n;
-            break;
-        }
-        case OPT_CANDIDATES:
-            if (cli_candidates(a->c.cmd, optarg, &a->candidates)) return CLI_USAGE;
-            break;
-        case OPT_NO_MEMORY: a->no_memory = true; break;
-        case OPT_LLM_URL: a->llm_url = optarg; break;
-        case OPT_MODEL: a->model = optarg; break;
-        case OPT_NO_STREAM: a->no_stream = true; break;
-        case OPT_MAX_TRIES:
-        case OPT_MAX_REPLANS:
-        case OPT_LLM_TIMEOUT:
-        case OPT_LLM_IDLE: {
-            unsigned long long *v = opt == OPT_MAX_TRIES     ? &a->max_tries
-                                    : opt == OPT_MAX_REPLANS ? &a->max_replans
-                                    : opt == OPT_LLM_TIMEOUT ? &a->llm_timeout_ms
-                                                             : &a->llm_idle_ms;
-            unsigned long long lo = opt == OPT_MAX_REPLANS ? 0 : 1;
-            if (cli_parse_u64(optarg, false, v) || *v < lo || *v > 100000000)
-                return cli_usage_error(a->c.cmd, "--%s: '%s' is not a number >= %llu",
-                                       option_name(opts, opt), optarg, lo);
-            break;
-        }
-        default: return cli_unknown_option(a->c.cmd, argv[optind - 1], opts);
-        }
+static int on_option(void *ud, int opt, const char *arg)
+{
+    run_args *a = ud;
+    const char *cmd = a->c.cmd;
+    char err[512];
+    unsigned long long n;
+    int r = vision_options_parse(&a->vision, opt, arg, err, sizeof err);
+    if (r < 0) return cli_usage_error(cmd, "%s", err);
+    if (r == 1) return 0;
+    r = cli_flight_option(&a->f, cmd, opt, arg);
+    if (!r) r = cli_drone_option(&a->d, cmd, opt, a->c.option, arg);
+    if (r) return r < 0 ? CLI_USAGE : 0;
+    switch (opt) {
+    case OPT_PLAN: a->plan_path = arg; return 0;
+    case OPT_TASK: a->task = arg; return 0;
+    case OPT_PICTURES: a->pictures = arg; return 0;
+    case OPT_QUIET: a->quiet = true; return 0;
+    case OPT_NO_MEMORY: a->no_memory = true; return 0;
+    case OPT_MAX_PICTURES:
+        if (in_range(arg, 1, 100000, false, &a->max_pictures))
+            return cli_usage_error(cmd, "--max-pictures: '%s' is not a number in 1..100000", arg);
+        return 0;
+    case OPT_MAX_PICTURE_BYTES:
+        if (in_range(arg, 1, ~0ull, true, &a->max_picture_bytes))
+            return cli_usage_error(cmd, "--max-picture-bytes: '%s' is not a size > 0", arg);
+        return 0;
+    case OPT_REPLAY:
+        if (in_range(arg, 1, LLONG_MAX, false, &n))
+            return cli_usage_error(cmd, "--replay: '%s' is not a mission id", arg);
+        a->replay = (long long)n;
+        return 0;
+    case OPT_VERIFY:
+        if (in_range(arg, 1, VERIFY_MAX_WORLDS, false, &n))
+            return cli_usage_error(cmd, "--verify: '%s' is not a number of worlds in 1..%d", arg,
+                                   VERIFY_MAX_WORLDS);
+        a->verify = (long)n;
+        return 0;
+    default: return cli_usage_error(cmd, "unknown option");
     }
-    if (a->c.help) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
-    if (optind < argc) return cli_usage_error(a->c.cmd, "unexpected argument '%s'", argv[optind]);
+}
+
+/* The options together (after each one alone passed on_option): -1 to go
+ * on, else the exit status of the usage error. */
+static int check_args(run_args *a, int argc, char **argv)
+{
+    const char *cmd = a->c.cmd;
+    cli_flight_args *f = &a->f;
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (a->replay && (a->plan_path || a->task || a->c.scene))
-        return cli_usage_error(a->c.cmd, "--replay flies the recorded plan and scene: "
-                                         "give no --plan, --task or --scene");
+        return cli_usage_error(cmd, "--replay flies the recorded plan and scene: "
+                                    "give no --plan, --task or --scene");
     if (!a->plan_path && !a->task && !a->replay)
-        return cli_usage_error(a->c.cmd, "give --plan FILE or --task TEXT");
+        return cli_usage_error(cmd, "give --plan FILE or --task TEXT");
     int r = check_drone_and_eyes(a);
     if (r >= 0) return r;
-    if (a->prompts && (r = cli_check_prompts(a->c.cmd, a->prompts)) >= 0) return r;
+    if (f->prompts && (r = cli_check_prompts(cmd, f->prompts)) >= 0) return r;
     if (a->verify && a->replay)
-        return cli_usage_error(a->c.cmd, "--replay flies a recorded mission: give no --verify");
+        return cli_usage_error(cmd, "--replay flies a recorded mission: give no --verify");
     if (a->verify && !a->c.scene)
-        return cli_usage_error(a->c.cmd, "--verify%s needs --scene FILE to sample worlds from",
-                               a->on_tello     ? " on a Tello"
-                               : a->on_mavlink ? " on a MAVLink vehicle"
-                                               : "");
-    if (a->verify) a->no_stream = true; /* a plan is verified whole */
-    if (a->candidates && !a->task)
-        return cli_usage_error(a->c.cmd, "--candidates asks the LLM for plans: it needs --task");
-    if (a->candidates) a->no_stream = true; /* each candidate is judged whole */
-    if (a->plan_path && a->task)
-        return cli_usage_error(a->c.cmd, "give --plan or --task, not both");
-    if (!a->time_scale_set) a->time_scale = a->c.json ? 0 : 1;
+        return cli_usage_error(cmd, "--verify%s needs --scene FILE to sample worlds from",
+                               a->d.on_tello     ? " on a Tello"
+                               : a->d.on_mavlink ? " on a MAVLink vehicle"
+                                                 : "");
+    if (a->verify) f->no_stream = true; /* a plan is verified whole */
+    if (f->candidates && !a->task)
+        return cli_usage_error(cmd, "--candidates asks the LLM for plans: it needs --task");
+    if (f->candidates) f->no_stream = true; /* each candidate is judged whole */
+    if (a->plan_path && a->task) return cli_usage_error(cmd, "give --plan or --task, not both");
+    if (!f->time_scale_set) f->time_scale = a->c.json ? 0 : 1;
     if (a->task) {
-        if (!a->task[0]) return cli_usage_error(a->c.cmd, "--task: the task is empty");
-        if (!cli_model(a->model))
-            return cli_usage_error(a->c.cmd, "--task needs a model: give --model NAME or set "
-                                             "ALOFT_MODEL");
+        if (!a->task[0]) return cli_usage_error(cmd, "--task: the task is empty");
+        if (!cli_model(f->model))
+            return cli_usage_error(cmd, "--task needs a model: give --model NAME or set "
+                                        "ALOFT_MODEL");
     }
     return -1; /* go on */
 }
 
-/* The plan's sandbox takes Ctrl-C from here (cli_cancel_begin_flight in fly). */
-static void set_cancel(void *ud, sandbox *sb)
+static int parse_args(run_args *a, int argc, char **argv)
 {
-    (void)ud;
-    cli_cancel_sandbox(sb);
-}
-
-/* The LLM settings of a --task run, from the environment and the flags. */
-static void llm_settings(const run_args *a, llm_config *cfg)
-{
-    llm_config_defaults(cfg);
-    if (a->llm_url) snprintf(cfg->base_url, sizeof cfg->base_url, "%s", a->llm_url);
-    if (a->model) snprintf(cfg->model, sizeof cfg->model, "%s", a->model);
-    if (a->llm_timeout_ms) cfg->total_timeout_ms = (long)a->llm_timeout_ms;
-    if (a->llm_idle_ms) cfg->idle_timeout_ms = (long)a->llm_idle_ms;
+    int rc = cli_parse_options(&a->c, argc, argv, run_options, usage, on_option, a);
+    return rc >= 0 ? rc : check_args(a, argc, argv);
 }
 
 /* --verify: the gate every plan passes before it flies (verify/gate.h). */
@@ -434,7 +299,7 @@ static void gate_init(const run_args *a, const skill_registry *reg, const scene 
     g->opts = (verify_opts){.reg = reg,
                             .scene = sc,
                             .worlds = (int)a->verify,
-                            .seed = a->seed,
+                            .seed = a->f.seed,
                             .limits = cli_limits(&a->c)};
     g->progress = a->quiet ? NULL : stderr;
     g->cancel_to = cli_cancel_sandbox;
@@ -446,11 +311,11 @@ static void gate_init(const run_args *a, const skill_registry *reg, const scene 
  * (P, from the store) the command line did not give. */
 static void apply_params(run_args *a, const replay_params *p)
 {
-    if (!p->stream) a->no_stream = true;
-    if (!a->max_tries && p->max_tries) a->max_tries = (unsigned long long)p->max_tries;
-    if (!a->candidates) a->candidates = p->candidates;
-    if (a->max_replans == ~0ull && p->max_replans >= 0)
-        a->max_replans = (unsigned long long)p->max_replans;
+    cli_flight_args *f = &a->f;
+    if (!p->stream) f->no_stream = true;
+    if (!f->max_tries && p->max_tries) f->max_tries = p->max_tries;
+    if (!f->candidates) f->candidates = p->candidates;
+    if (f->max_replans < 0 && p->max_replans >= 0) f->max_replans = p->max_replans;
     if (!a->c.limits.max_instructions) a->c.limits.max_instructions = p->limits.max_instructions;
     if (!a->c.limits.max_memory) a->c.limits.max_memory = p->limits.max_memory;
     if (!a->c.limits.timeout_ms) a->c.limits.timeout_ms = p->limits.timeout_ms;
@@ -476,7 +341,22 @@ typedef struct run_input {
 /* The model a --task run asks (--model, else $ALOFT_MODEL), or NULL. */
 static const char *model_name(const run_args *a)
 {
-    return a->task ? cli_model(a->model) : NULL;
+    return a->task ? cli_model(a->f.model) : NULL;
+}
+
+/* The report of a run that ended before it had one of its own: the
+ * report's fields at their empty values, "ok" false, ERROR, the mission ID
+ * (when one was recorded) and the drone's POSE (when known). */
+static cJSON *empty_report(const char *error, int64_t id, const drone_pose *pose)
+{
+    mission_report r;
+    mission_report_init(&r, NULL, 0);
+    mission_report_error(&r, error);
+    r.mission_id = id;
+    if (pose) mission_report_pose(&r, *pose);
+    cJSON *doc = mission_report_json(&r);
+    mission_report_free(&r);
+    return doc;
 }
 
 /* On the watchdog's thread, the plan's thread being stuck: the flight
@@ -486,10 +366,7 @@ static const char *model_name(const run_args *a)
 static void on_hang(void *ud, const flight_outcome *out)
 {
     const run_args *a = ud;
-    cJSON *doc = runner_report_new(NULL, 0);
-    runner_report_set(doc, "error", cJSON_CreateString(out->error));
-    runner_report_pose_at(doc, out->pose);
-    cJSON_AddNumberToObject(doc, "mission_id", (double)out->mission_id);
+    cJSON *doc = empty_report(out->error, out->mission_id, &out->pose);
     if (a->c.json) {
         cli_print_json(doc);
     } else {
@@ -507,19 +384,9 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
                          const llm_config *llm, char *name, size_t namelen, flight_config *c)
 {
     flight_config_defaults(c);
-    if (a->on_tello) {
-        c->tello = &a->tello;
-        snprintf(name, namelen, "tello:%s", a->tello.host);
-        c->drone_name = name;
-        c->land = a->tello.land_at_end;
-    } else if (a->on_mavlink) {
-        c->mavlink = &a->mavlink;
-        mavlink_config_name(&a->mavlink, name, namelen);
-        c->drone_name = name;
-        c->land = a->mavlink.land_at_end;
-    }
-    c->sim = (sim_options){.time_scale = a->time_scale,
-                           .seed = a->seed,
+    cli_drone_flight(&a->d, c, name, namelen);
+    c->sim = (sim_options){.time_scale = a->f.time_scale,
+                           .seed = a->f.seed,
                            .picture_dir = a->pictures,
                            .max_pictures = (int)a->max_pictures,
                            .max_picture_bytes = a->max_picture_bytes};
@@ -535,20 +402,20 @@ static void flight_setup(const run_args *a, const run_input *in, const skill_reg
     c->limits = cli_limits(&a->c);
     c->llm = llm;
     c->model = model_name(a);
-    c->prompts = a->prompts;
-    c->stream = !a->no_stream;
-    c->max_tries = (int)a->max_tries;
-    c->max_replans = a->max_replans == ~0ull ? -1 : (int)a->max_replans;
-    c->candidates = a->candidates;
+    c->prompts = a->f.prompts;
+    c->stream = !a->f.no_stream;
+    c->max_tries = (int)a->f.max_tries;
+    c->max_replans = (int)a->f.max_replans;
+    c->candidates = a->f.candidates;
     c->no_memory = a->no_memory;
     c->replies = in->replies;
     c->replay_of = in->replay_of;
     c->skill_dirs = a->c.skill_dirs;
     c->n_skill_dirs = a->c.n_skill_dirs;
-    c->db = a->db;
-    c->progress = a->quiet ? NULL : stderr;
-    c->cancel = cli_cancel_flag();
-    c->on_sandbox = set_cancel;
+    c->db = a->f.db;
+    /* The progress lines on stderr: one flight per process, so one printer. */
+    static flight_progress progress;
+    if (!a->quiet) flight_add_sink(c, (flight_sink[]){flight_progress_sink(&progress, stderr)});
     c->on_hang = on_hang;
     c->on_hang_ud = (void *)a;
 }
@@ -571,7 +438,7 @@ static int fly(const run_args *a, const run_input *in, cJSON **doc, int64_t *id)
     skill_registry *reg = cli_load_registry(&a->c);
     if (!reg) return CLI_FAIL;
     llm_config llm;
-    llm_settings(a, &llm);
+    cli_flight_llm(&a->f, &llm);
     char name[300];
     flight_config c;
     flight_setup(a, in, reg, &llm, name, sizeof name, &c);
@@ -582,23 +449,28 @@ static int fly(const run_args *a, const run_input *in, cJSON **doc, int64_t *id)
         c.on_sandbox = verify_gate_mission_sandbox, c.on_sandbox_ud = &g;
         flight_add_sink(&c, &(flight_sink){.world = gate_from, .ud = &g});
     }
+    /* Ctrl-C stops the flight from the first connect to the last landing. */
+    flight_handle stop;
+    flight_handle_init(&stop);
+    c.stop = &stop;
     flight_outcome out;
-    cli_cancel_begin_flight();
+    cli_cancel_begin_flight(&stop);
     int rc = flight_fly(&c, &out);
     cli_cancel_end();
     *id = out.mission_id;
-    if (out.report && g.reports)
-        cJSON_AddItemToObject(out.report, "verify", g.reports);
-    else
-        cJSON_Delete(g.reports);
     if (rc) {
         rc = cli_fail(a->c.cmd, "%s", out.error);
+        cJSON_Delete(g.reports);
     } else {
         if (!out.landed) fprintf(stderr, "aloft %s: %s\n", a->c.cmd, out.error);
         rc = out.ok ? CLI_OK : CLI_FAIL;
         if (!out.recorded) rc = cli_fail(a->c.cmd, "%s", out.record_error);
-        *doc = out.report;
-        out.report = NULL;
+        /* The edge: the typed report becomes the SPEC §2 document. */
+        *doc = mission_report_json(&out.report);
+        if (*doc && g.reports)
+            cJSON_AddItemToObject(*doc, "verify", g.reports);
+        else
+            cJSON_Delete(g.reports);
     }
     flight_outcome_free(&out);
     registry_free(reg);
@@ -629,7 +501,7 @@ static int print_report(run_args *a, cJSON *doc)
 static int run_replay(run_args *a)
 {
     char err[1024];
-    store *s = store_open(a->db, STORE_OPEN_EXISTING, err, sizeof err);
+    store *s = store_open(a->f.db, STORE_OPEN_EXISTING, err, sizeof err);
     if (!s) return cli_fail(a->c.cmd, "%s", err);
     store_replay *r = store_replay_open(s, a->replay, err, sizeof err);
     scene *sc = NULL;
@@ -643,14 +515,14 @@ static int run_replay(run_args *a)
     } else if (!(sc = mission_replay_scene(r, err, sizeof err))) {
         cli_fail(a->c.cmd, "%s", err);
     } else {
-        if (!a->seed_set) a->seed = (unsigned long long)store_replay_seed(r);
+        if (!a->f.seed_set) a->f.seed = (unsigned long long)store_replay_seed(r);
         replay_params params;
         mission_replay_params(store_replay_params(r), &params);
         apply_params(a, &params);
         /* A task flies through the controller, with the recorded replies
          * for an LLM; a --plan mission flies its plan. */
         a->task = store_replay_task(r);
-        if (a->task && !a->model) a->model = store_replay_model(r);
+        if (a->task && !a->f.model) a->f.model = store_replay_model(r);
         const char *plan = a->task ? NULL : store_replay_plan(r, 0);
         run_input f = {plan, plan ? strlen(plan) : 0, sc, store_replay_scene(r), a->replay, r};
         cJSON *doc;
@@ -711,7 +583,7 @@ static int verify_first(const run_args *a, const run_input *f, cJSON **doc, cJSO
         char err[1024], name[300];
         int64_t id = 0;
         llm_config llm;
-        llm_settings(a, &llm);
+        cli_flight_llm(&a->f, &llm);
         flight_config c;
         flight_setup(a, f, reg, &llm, name, sizeof name, &c);
         int failed = flight_refuse(&c, why, &id, err, sizeof err);
@@ -777,20 +649,17 @@ static bool wants_json(int argc, char **argv)
  * reason already said on stderr. ID is the mission recorded, or 0. */
 static int print_failure(run_args *a, int rc, int64_t id)
 {
-    cJSON *doc = runner_report_new(NULL, 0);
     const char *why = cli_last_error();
-    runner_report_set(doc, "error", cJSON_CreateString(*why ? why : "the mission did not start"));
-    if (id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)id);
     a->reported = true;
-    cli_print_json(doc);
+    cli_print_json(empty_report(*why ? why : "the mission did not start", id, NULL));
     return rc == CLI_OK ? CLI_FAIL : rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    run_args a = {.c = {.cmd = "run"}, .seed = 1, .max_replans = ~0ull};
-    tello_config_init(&a.tello);
-    mavlink_config_init(&a.mavlink);
+    run_args a = {.c = {.cmd = "run"}};
+    cli_flight_args_init(&a.f);
+    cli_drone_init(&a.d);
     vision_options_init(&a.vision);
     int64_t id = 0;
     int rc = parse_args(&a, argc, argv);

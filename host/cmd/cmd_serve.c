@@ -77,28 +77,11 @@ static const char usage[] =
 enum {
     OPT_PORT = OPT_FIRST_FREE,
     OPT_HOST,
-    OPT_DRONE,
-    OPT_LLM_URL,
-    OPT_MODEL,
-    OPT_NO_STREAM,
-    OPT_MAX_TRIES,
-    OPT_MAX_REPLANS,
-    OPT_LLM_TIMEOUT,
-    OPT_TIME_SCALE,
-    OPT_SEED,
-    OPT_DB,
-    OPT_PROMPTS,
     OPT_TOKEN,
     OPT_TLS_CERT,
     OPT_TLS_KEY,
-    OPT_CANDIDATES,
-    OPT_MAX_DRONES,
-    OPT_TELLO_FIRST, /* the Tello's options, in the order of tello_options */
+    OPT_MAX_DRONES, /* --drone and the Tello's options: cli.h's codes */
 };
-
-/* The Tello options serve takes (drone/tello.h), for every Tello drone. */
-static const char *const tello_options[] = {
-    "tello-port", "tello-state-port", "tello-video-port", "tello-timeout-ms", "no-video", NULL};
 
 typedef struct serve_args {
     cli_common c;
@@ -108,31 +91,14 @@ typedef struct serve_args {
     const char **drones; /* room for every argument */
     int n_drones;
     long long max_drones;
-    const char *llm_url, *model, *db, *prompts;
-    bool no_stream;
-    long long max_tries, max_replans, llm_timeout_ms;
-    int candidates;
-    double time_scale;
-    unsigned long long seed;
+    cli_flight_args f;  /* the LLM, the controller, the simulator, the store */
     tello_config tello; /* --tello-* and --no-video, for every Tello */
 } serve_args;
-
-/* A count option: 0 or more (1 or more when POSITIVE). */
-static int parse_count(const char *cmd, const char *name, const char *arg, bool positive,
-                       long long *out)
-{
-    unsigned long long v;
-    if (cli_parse_u64(arg, false, &v) || v > 100000000 || (positive && v == 0))
-        return cli_usage_error(cmd, "--%s: '%s' is not a number >= %d", name, arg, positive);
-    *out = (long long)v;
-    return 0;
-}
 
 static int on_option(void *ud, int opt, const char *arg)
 {
     serve_args *a = ud;
     const char *cmd = a->c.cmd;
-    int rc;
     switch (opt) {
     case OPT_PORT: {
         unsigned long long v;
@@ -146,40 +112,25 @@ static int on_option(void *ud, int opt, const char *arg)
     case OPT_TLS_CERT: a->tls_cert = arg; return 0;
     case OPT_TLS_KEY: a->tls_key = arg; return 0;
     case OPT_DRONE: a->drones[a->n_drones++] = arg; return 0;
-    case OPT_MAX_DRONES:
-        if ((rc = parse_count(cmd, "max-drones", arg, true, &a->max_drones))) return rc;
-        if (a->max_drones > WEB_MAX_DRONES_LIMIT)
+    case OPT_MAX_DRONES: {
+        unsigned long long v;
+        if (cli_parse_u64(arg, false, &v) || v > 100000000 || v == 0)
+            return cli_usage_error(cmd, "--max-drones: '%s' is not a number >= 1", arg);
+        if (v > WEB_MAX_DRONES_LIMIT)
             return cli_usage_error(cmd, "--max-drones: at most %d, not %s", WEB_MAX_DRONES_LIMIT,
                                    arg);
-        return 0;
-    case OPT_LLM_URL: a->llm_url = arg; return 0;
-    case OPT_MODEL: a->model = arg; return 0;
-    case OPT_DB: a->db = arg; return 0;
-    case OPT_PROMPTS: a->prompts = arg; return 0;
-    case OPT_NO_STREAM: a->no_stream = true; return 0;
-    case OPT_CANDIDATES: return cli_candidates(cmd, arg, &a->candidates);
-    case OPT_MAX_TRIES: return parse_count(cmd, "max-tries", arg, true, &a->max_tries);
-    case OPT_MAX_REPLANS: return parse_count(cmd, "max-replans", arg, false, &a->max_replans);
-    case OPT_LLM_TIMEOUT: return parse_count(cmd, "llm-timeout-ms", arg, true, &a->llm_timeout_ms);
-    case OPT_TIME_SCALE: {
-        char *end;
-        a->time_scale = strtod(arg, &end);
-        if (end == arg || *end || !(a->time_scale >= 0) || a->time_scale > 1e6)
-            return cli_usage_error(cmd, "--time-scale: '%s' is not a number >= 0", arg);
+        a->max_drones = (long long)v;
         return 0;
     }
-    case OPT_SEED:
-        if (cli_parse_u64(arg, false, &a->seed))
-            return cli_usage_error(cmd, "--seed: '%s' is not a number", arg);
-        return 0;
-    }
-    if (opt >= OPT_TELLO_FIRST && opt < OPT_TELLO_FIRST + 5) {
-        const char *name = tello_options[opt - OPT_TELLO_FIRST];
+    case OPT_TELLO: {
         char err[300];
-        if (tello_config_option(&a->tello, name, arg, err, sizeof err) != 1)
-            return cli_usage_error(cmd, "--%s: %s", name, err);
+        if (tello_config_option(&a->tello, a->c.option, arg, err, sizeof err) != 1)
+            return cli_usage_error(cmd, "--%s: %s", a->c.option, err);
         return 0;
     }
+    }
+    int r = cli_flight_option(&a->f, cmd, opt, arg);
+    if (r) return r < 0 ? CLI_USAGE : 0;
     return cli_usage_error(cmd, "unknown option");
 }
 
@@ -262,35 +213,23 @@ int cmd_serve(int argc, char **argv)
         {"port", required_argument, 0, OPT_PORT},
         {"host", required_argument, 0, OPT_HOST},
         {"drone", required_argument, 0, OPT_DRONE},
-        {"llm-url", required_argument, 0, OPT_LLM_URL},
-        {"model", required_argument, 0, OPT_MODEL},
-        {"no-stream", no_argument, 0, OPT_NO_STREAM},
-        {"max-tries", required_argument, 0, OPT_MAX_TRIES},
-        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},
-        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
-        {"time-scale", required_argument, 0, OPT_TIME_SCALE},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"db", required_argument, 0, OPT_DB},
-        {"prompts", required_argument, 0, OPT_PROMPTS},
+        CLI_FLIGHT_OPTIONS,
         {"token", required_argument, 0, OPT_TOKEN},
         {"tls-cert", required_argument, 0, OPT_TLS_CERT},
         {"tls-key", required_argument, 0, OPT_TLS_KEY},
-        {"candidates", required_argument, 0, OPT_CANDIDATES},
         {"max-drones", required_argument, 0, OPT_MAX_DRONES},
-        {"tello-port", required_argument, 0, OPT_TELLO_FIRST},
-        {"tello-state-port", required_argument, 0, OPT_TELLO_FIRST + 1},
-        {"tello-video-port", required_argument, 0, OPT_TELLO_FIRST + 2},
-        {"tello-timeout-ms", required_argument, 0, OPT_TELLO_FIRST + 3},
-        {"no-video", no_argument, 0, OPT_TELLO_FIRST + 4},
+        {"tello-port", required_argument, 0, OPT_TELLO},
+        {"tello-state-port", required_argument, 0, OPT_TELLO},
+        {"tello-video-port", required_argument, 0, OPT_TELLO},
+        {"tello-timeout-ms", required_argument, 0, OPT_TELLO},
+        {"no-video", no_argument, 0, OPT_TELLO},
         {0, 0, 0, 0},
     };
     serve_args a = {.c = {.cmd = "serve"},
                     .port = 8080,
                     .host = "127.0.0.1",
-                    .max_replans = -1,
-                    .time_scale = 1,
-                    .seed = 1,
                     .max_drones = WEB_DEFAULT_MAX_DRONES};
+    cli_flight_args_init(&a.f);
     tello_config_init(&a.tello);
     /* Every --drone takes an argument: there are fewer than ARGC. */
     a.drones = calloc((size_t)argc + 1, sizeof *a.drones);
@@ -309,10 +248,10 @@ static int serve(serve_args *ap, int argc, char **argv, const struct option *opt
     if (rc >= 0) return rc;
     if (optind < argc) return cli_usage_error(a.c.cmd, "unexpected argument '%s'", argv[optind]);
     if (a.c.json) return cli_usage_error(a.c.cmd, "--json is not an option of serve");
-    if (!cli_model(a.model))
+    if (!cli_model(a.f.model))
         return cli_usage_error(a.c.cmd, "missions need a model: give --model NAME or set "
                                         "ALOFT_MODEL");
-    if (a.prompts && (rc = cli_check_prompts(a.c.cmd, a.prompts)) >= 0) return rc;
+    if (a.f.prompts && (rc = cli_check_prompts(a.c.cmd, a.f.prompts)) >= 0) return rc;
     if ((rc = check_access(&a)) >= 0) return rc;
     if (a.n_drones == 0) {
         if (!a.c.scene) return cli_usage_error(a.c.cmd, "give --drone SPEC or --scene FILE");
@@ -323,10 +262,7 @@ static int serve(serve_args *ap, int argc, char **argv, const struct option *opt
                                a.max_drones);
 
     llm_config llm;
-    llm_config_defaults(&llm);
-    if (a.llm_url) snprintf(llm.base_url, sizeof llm.base_url, "%s", a.llm_url);
-    if (a.model) snprintf(llm.model, sizeof llm.model, "%s", a.model);
-    if (a.llm_timeout_ms) llm.total_timeout_ms = (long)a.llm_timeout_ms;
+    cli_flight_llm(&a.f, &llm);
 
     int problems = 0;
     skill_registry *reg =
@@ -340,15 +276,15 @@ static int serve(serve_args *ap, int argc, char **argv, const struct option *opt
     web_fleet_config cfg = {.reg = reg,
                             .llm = &llm,
                             .limits = cli_limits(&a.c),
-                            .time_scale = a.time_scale,
-                            .seed = a.seed,
-                            .db = a.db,
+                            .time_scale = a.f.time_scale,
+                            .seed = a.f.seed,
+                            .db = a.f.db,
                             .max_drones = (int)a.max_drones,
-                            .prompts = a.prompts,
-                            .stream = !a.no_stream,
-                            .max_tries = (int)a.max_tries,
-                            .max_replans = (int)a.max_replans,
-                            .candidates = a.candidates,
+                            .prompts = a.f.prompts,
+                            .stream = !a.f.no_stream,
+                            .max_tries = (int)a.f.max_tries,
+                            .max_replans = (int)a.f.max_replans,
+                            .candidates = a.f.candidates,
                             .skill_dirs = a.c.skill_dirs,
                             .n_skill_dirs = a.c.n_skill_dirs,
                             .tello = &a.tello};

@@ -23,22 +23,11 @@ int cmd_transpile(int argc, char **argv)
     int rc = cli_parse_options(&c, argc, argv, opts, usage, NULL, NULL);
     if (rc >= 0) return rc;
     if (c.json) return cli_usage_error(c.cmd, "--json is not an option of transpile");
-    size_t len;
-    char *src = cli_read_one_input(&c, argc, argv, &len, &rc);
-    if (!src) return rc;
-    skill_registry *reg = cli_load_registry(&c);
-    if (!reg) {
-        free(src);
-        return cli_fail(c.cmd, "the built-in skills failed to load");
-    }
-    ms_result r;
-    minispec_compile(reg, src, len, NULL, &r);
-    if (r.ok) fputs(r.lua, stdout);
-    for (int i = 0; i < r.ndiags; i++)
-        fprintf(stderr, "%d:%d: %s\n", r.diags[i].line, r.diags[i].col, r.diags[i].message);
-    rc = r.ok ? CLI_OK : CLI_FAIL;
-    ms_result_free(&r);
-    registry_free(reg);
-    free(src);
+    cli_plan p;
+    if ((rc = cli_plan_compile(&c, argc, argv, &p)) >= 0) return rc;
+    if (p.r.ok) fputs(p.r.lua, stdout);
+    cli_plan_print_diagnostics(&p);
+    rc = p.r.ok ? CLI_OK : CLI_FAIL;
+    cli_plan_free(&p);
     return rc;
 }

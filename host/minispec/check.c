@@ -7,6 +7,7 @@
  * Diagnostics are what the LLM reads before it tries again, so they name
  * the skill in full, say what was expected, and suggest the closest name.
  */
+#include "editdist.h"
 #include "minispec/parser.h"
 
 #include <ctype.h>
@@ -68,28 +69,6 @@ static size_t normalize(const char *s, size_t n, char *out, size_t outlen)
     return k;
 }
 
-static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
-{
-    int row[SKILL_NAME_MAX + 1];
-    if (nb > SKILL_NAME_MAX) nb = SKILL_NAME_MAX;
-    for (size_t j = 0; j <= nb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= na; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= nb; j++) {
-            int up = row[j];
-            int cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-            int best = diag + cost;
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[nb];
-}
-
 static void format_hint(const skill *s, char *out, size_t outlen)
 {
     if (s->abbr[0])
@@ -124,7 +103,7 @@ void ms_check_hint(const skill_registry *reg, const char *name, size_t len, char
         for (int k = 0; k < 4; k++) {
             size_t nl = strlen(names[k]);
             if (!nl) continue;
-            int d = edit_distance(name, len, names[k], nl);
+            int d = editdist(name, len, names[k], nl, true);
             if (d < best_d) {
                 best_d = d;
                 best = s;

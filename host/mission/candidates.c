@@ -345,11 +345,14 @@ int candidates_round(candidates *cs, const candidates_ops *ops, mission_llm_kind
     return flies ? 1 : 0;
 }
 
-void candidates_report(candidates *cs, cJSON *doc)
+void candidates_report(candidates *cs, mission_report *rep)
 {
-    cJSON_AddItemToObject(doc, "candidates", cs->json);
+    cJSON_Delete(rep->candidates);
+    rep->candidates = cs->json;
     cs->json = NULL;
-    cJSON *c = cJSON_AddObjectToObject(doc, "candidates_cost");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_Delete(rep->candidates_cost);
+    rep->candidates_cost = c;
     cJSON_AddNumberToObject(c, "k", cs->k);
     cJSON_AddStringToObject(c, "mode", candidates_mode_name(cs->mode));
     cJSON_AddNumberToObject(c, "rounds", cs->rounds);

@@ -22,6 +22,7 @@
 
 #include "llm/llm.h"
 #include "mission/events.h"
+#include "mission/report.h"
 #include "textbuf.h"
 
 #include <cjson/cJSON.h>
@@ -73,9 +74,9 @@ void candidates_free(candidates *cs);
 int candidates_round(candidates *cs, const candidates_ops *ops, mission_llm_kind kind,
                      char **chosen, size_t *len, textbuf *plan, textbuf *diag, llm_result *fail);
 
-/* Adds "candidates" (the array) and "candidates_cost" (mode, requests,
- * tokens, time) to the run report DOC. */
-void candidates_report(candidates *cs, cJSON *doc);
+/* Gives the run report REP "candidates" (the array) and "candidates_cost"
+ * (mode, requests, tokens, time). */
+void candidates_report(candidates *cs, mission_report *rep);
 
 /* "n", "separate" or "unknown". */
 const char *candidates_mode_name(candidates_mode m);

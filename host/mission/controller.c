@@ -83,12 +83,9 @@ typedef struct mission {
     double deadline_ms;
     unsigned long long limit_ms;
 
-    /* Counters for the report. */
-    cJSON *plans;
-    int tries, replans, llm_calls;
-    double plan_ms;
-    long prompt_tokens, completion_tokens, cached_tokens;
-    bool tokens_estimated; /* some reply's usage never came */
+    /* The report, whose plans, counters and tokens the mission keeps as
+     * it goes (tokens_estimated: some reply's usage never came). */
+    mission_report *rep;
 
     /* The plan being received and run. */
     int index;    /* its index in plans */
@@ -207,23 +204,23 @@ static int ask(mission *m, mission_llm_kind kind, bool stream, const prompt_msgs
     long budget = left < (double)(LONG_MAX / 2) ? (long)ceil(left) : LONG_MAX / 2;
     llm_request req = {msgs, n, on_delta, m, m->o->cancel, budget, nreplies};
     int rc = m->o->llm.complete(m->o->llm.ud, kind, stream, &req, res);
-    m->llm_calls++;
-    m->plan_ms += res->latency_ms;
+    m->rep->llm_calls++;
+    m->rep->plan_ms += res->latency_ms;
     if (res->usage_known) {
-        m->prompt_tokens += res->prompt_tokens;
-        m->completion_tokens += res->completion_tokens;
-        m->cached_tokens += res->cached_tokens;
+        m->rep->prompt_tokens += res->prompt_tokens;
+        m->rep->completion_tokens += res->completion_tokens;
+        m->rep->cached_tokens += res->cached_tokens;
     } else if (res->len > 0) {
         /* Part of a reply came but its usage did not (the transfer was cut,
          * by us when the plan stopped or by the network): estimate both
          * sides from the text and say so in the report. */
         for (int i = 0; i < n; i++)
-            m->prompt_tokens += estimate_tokens(strlen(msgs[i].content));
+            m->rep->prompt_tokens += estimate_tokens(strlen(msgs[i].content));
         size_t len = res->len;
         for (int i = 1; i < res->nchoices; i++) /* the first is res->text */
             len += res->choices[i].len;
-        m->completion_tokens += estimate_tokens(len);
-        m->tokens_estimated = true;
+        m->rep->completion_tokens += estimate_tokens(len);
+        m->rep->tokens_estimated = true;
     }
     if (m->o->obs.llm_exchange) m->o->obs.llm_exchange(m->o->obs.ud, kind, msgs, n, res);
     return rc;
@@ -445,7 +442,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
     m->st = SANDBOX_OK;
     m->err[0] = '\0';
     m->violations0 = cJSON_GetArraySize(m->ctx->violations);
-    m->index = cJSON_GetArraySize(m->plans);
+    m->index = m->rep->plans.n;
     m->ps = ms_stream_new(m->o->run.reg, &mo);
     if (!m->ps || runner_session_begin(m->s)) {
         snprintf(why, whylen, "out of memory");
@@ -499,7 +496,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
         textbuf_adds(&m->diag, "the reply holds no MiniSpec plan (only prose or nothing)\n");
         m->stop = STOP_SYNTAX;
     }
-    cJSON_AddItemToArray(m->plans, cJSON_CreateString(textbuf_str(&m->plan)));
+    report_lines_add(&m->rep->plans, textbuf_str(&m->plan), m->plan.len);
     /* A call that failed before any plan text arrived gave no plan: the
      * exchange (with its error) is what is observed, not an empty plan. */
     if (m->o->obs.plan && !(llm_failed && m->plan.len == 0))
@@ -569,39 +566,25 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
 
 /* ---- the mission loop ------------------------------------------------------- */
 
-static void report_finish(mission *m, cJSON *doc, bool ok, const char *error)
+static void report_finish(mission *m, bool ok, const char *error)
 {
-    runner_session_close(m->s, doc, ok);
+    runner_session_report(m->s, m->rep, ok);
     m->s = NULL;
-    if (!ok && error) runner_report_set(doc, "error", cJSON_CreateString(error));
-    runner_report_set(doc, "plans", m->plans);
-    m->plans = NULL;
-    runner_report_set(doc, "tries", cJSON_CreateNumber(m->tries));
-    runner_report_set(doc, "replans", cJSON_CreateNumber(m->replans));
-    runner_report_set(doc, "llm_calls", cJSON_CreateNumber(m->llm_calls));
-    runner_report_set(doc, "plan_ms", cJSON_CreateNumber(m->plan_ms));
-    cJSON *tok = cJSON_CreateObject();
-    cJSON_AddNumberToObject(tok, "prompt", (double)m->prompt_tokens);
-    cJSON_AddNumberToObject(tok, "completion", (double)m->completion_tokens);
-    runner_report_set(doc, "tokens", tok);
-    /* Beside "tokens", which keeps exactly the SPEC's two counts. */
-    if (m->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
-    if (m->cached_tokens > 0)
-        cJSON_AddNumberToObject(doc, "cached_tokens", (double)m->cached_tokens);
-    if (m->o->candidates > 0) candidates_report(&m->cands, doc);
+    if (!ok && error) mission_report_error(m->rep, error);
+    if (m->o->candidates > 0) candidates_report(&m->cands, m->rep);
 }
 
-cJSON *mission_run(const mission_opts *o)
+void mission_run_report(const mission_opts *o, mission_report *rep)
 {
+    mission_report_init(rep, NULL, 0);
     mission *m = calloc(1, sizeof *m);
-    cJSON *doc = runner_report_new(NULL, 0);
-    if (!m || !doc) {
-        free(m);
-        return doc;
+    if (!m) {
+        mission_report_error(rep, "out of memory");
+        return;
     }
     m->o = o;
+    m->rep = rep;
     m->stats.overhead_first_us = -1;
-    m->plans = cJSON_CreateArray();
     if (o->candidates > 0) candidates_init(&m->cands, o->candidates);
     m->ro = o->run;
     m->ro.plan = NULL;
@@ -620,12 +603,11 @@ cJSON *mission_run(const mission_opts *o)
     m->deadline_ms = clock_now_ms() + (double)m->limit_ms;
     m->s = runner_session_open(&m->ro, err, sizeof err);
     if (!m->s) {
-        runner_report_set(doc, "error", cJSON_CreateString(err));
-        runner_report_pose(doc, o->run.world);
-        runner_report_set(doc, "plans", m->plans);
+        mission_report_error(rep, err);
+        mission_report_pose(rep, mission_world_pose(o->run.world));
         candidates_free(&m->cands);
         free(m);
-        return doc;
+        return;
     }
     m->ctx = runner_session_ctx(m->s);
 
@@ -660,7 +642,7 @@ cJSON *mission_run(const mission_opts *o)
             snprintf(error, sizeof error, "prompt: %s", err);
             break;
         }
-        if (kind != MISSION_LLM_REPLAN) m->tries++;
+        if (kind != MISSION_LLM_REPLAN) m->rep->tries++;
         plan_end end = run_plan(m, kind, &pm, why, sizeof why);
         prompt_msgs_free(&pm);
         free(prev_plan);
@@ -677,18 +659,20 @@ cJSON *mission_run(const mission_opts *o)
         }
         if (end == PLAN_REJECTED) {
             progress(m, "plan rejected: %s", why);
-            if (m->tries >= max_tries) {
-                snprintf(error, sizeof error, "no valid plan after %d tries: %s", m->tries, why);
+            if (m->rep->tries >= max_tries) {
+                snprintf(error, sizeof error, "no valid plan after %d tries: %s", m->rep->tries,
+                         why);
                 break;
             }
             kind = MISSION_LLM_RETRY;
         } else {
-            if (m->replans >= max_replans) {
-                snprintf(error, sizeof error, "%s (no replans left after %d)", why, m->replans);
+            if (m->rep->replans >= max_replans) {
+                snprintf(error, sizeof error, "%s (no replans left after %d)", why,
+                         m->rep->replans);
                 break;
             }
             progress(m, "replanning: %s\n", why);
-            m->replans++;
+            m->rep->replans++;
             kind = MISSION_LLM_REPLAN;
         }
     }
@@ -699,7 +683,7 @@ cJSON *mission_run(const mission_opts *o)
         progress(m, "[%7.2fs] done\n", mission_world_sim_s(o->run.world));
     else
         progress(m, "mission failed: %s\n", error);
-    report_finish(m, doc, ok, error);
+    report_finish(m, ok, error);
     if (o->stats) *o->stats = m->stats;
     free(prev_plan);
     free(prev_exec);
@@ -708,5 +692,13 @@ cJSON *mission_run(const mission_opts *o)
     textbuf_free(&m->diag);
     candidates_free(&m->cands);
     free(m);
+}
+
+cJSON *mission_run(const mission_opts *o)
+{
+    mission_report rep;
+    mission_run_report(o, &rep);
+    cJSON *doc = mission_report_json(&rep);
+    mission_report_free(&rep);
     return doc;
 }

@@ -112,4 +112,8 @@ void mission_opts_defaults(mission_opts *o);
  * without error, cancel or pending replan. */
 cJSON *mission_run(const mission_opts *o);
 
+/* mission_run with the report as typed data into REP (which needs
+ * mission_report_free): what the flight uses. */
+void mission_run_report(const mission_opts *o, mission_report *rep);
+
 #endif

@@ -28,6 +28,14 @@ typedef struct flight {
     watchdog *dog;
     int64_t id;
     flight_outcome hung; /* the watchdog's outcome, once it fired */
+    /* The front end's stop handle, or OWN_STOP when it gave none. */
+    flight_handle *stop;
+    flight_handle own_stop;
+    /* The parts' lines for a user (notes_open), or NULL when no sink takes
+     * notes; the line being written. */
+    FILE *notes;
+    char note[2048];
+    size_t note_len;
 } flight;
 
 void flight_config_defaults(flight_config *c)
@@ -48,8 +56,7 @@ int flight_add_sink(flight_config *c, const flight_sink *s)
 
 void flight_outcome_free(flight_outcome *out)
 {
-    cJSON_Delete(out->report);
-    out->report = NULL;
+    mission_report_free(&out->report);
 }
 
 char *flight_params_json(const flight_config *c)
@@ -154,6 +161,55 @@ static void on_skill(void *ud, const skill_event *ev)
     EACH_SINK(fl, skill, &fl->world, ev);
 }
 
+static void on_ran(void *ud, const runner_statement *st)
+{
+    EACH_SINK((flight *)ud, ran, st);
+}
+
+/* ---- notes: the parts' lines for a user --------------------------------- */
+
+/* The flight's parts (the driver, the eyes, the runner, the mission
+ * controller) write their lines for a user to a stream; this one hands
+ * each line to the sinks' note. A line longer than the buffer is cut. */
+static void note_end(flight *fl)
+{
+    fl->note[fl->note_len] = '\0';
+    EACH_SINK(fl, note, fl->note);
+    fl->note_len = 0;
+}
+
+static ssize_t notes_write(void *cookie, const char *buf, size_t n)
+{
+    flight *fl = cookie;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '\n')
+            note_end(fl);
+        else if (fl->note_len < sizeof fl->note - 1)
+            fl->note[fl->note_len++] = buf[i];
+    }
+    return (ssize_t)n;
+}
+
+static int notes_close(void *cookie)
+{
+    flight *fl = cookie;
+    if (fl->note_len) note_end(fl);
+    return 0;
+}
+
+/* The notes stream, or NULL (quiet) when no sink takes notes. */
+static FILE *notes_open(flight *fl)
+{
+    bool wanted = false;
+    for (int i = 0; i < fl->n_sinks; i++)
+        wanted = wanted || fl->sinks[i].note;
+    if (!wanted) return NULL;
+    FILE *f =
+        fopencookie(fl, "w", (cookie_io_functions_t){.write = notes_write, .close = notes_close});
+    if (f) setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 static mission_observer observer(flight *fl)
 {
     return (mission_observer){.llm_exchange = on_llm,
@@ -167,10 +223,12 @@ static mission_observer observer(flight *fl)
 
 /* ---- the watchdog and the front end's stop ------------------------------ */
 
-/* The plan's sandbox goes to the front end (its stop) and to the watchdog. */
+/* The plan's sandbox goes to the stop handle, the front end's hook and the
+ * watchdog. */
 static void on_sandbox(void *ud, sandbox *sb)
 {
     flight *fl = ud;
+    flight_handle_sandbox(fl->stop, sb);
     if (fl->c->on_sandbox) fl->c->on_sandbox(fl->c->on_sandbox_ud, sb);
     /* After the front end's hook: this waits for a firing watchdog, whose
      * on_hang may take the front end's locks. */
@@ -193,7 +251,13 @@ static void on_hang(void *ud, sandbox *sb, watchdog_why why, const char *msg)
 
 static bool cancelled(const flight *fl)
 {
-    return fl->c->cancel && atomic_load(fl->c->cancel);
+    return flight_stopped(fl->stop);
+}
+
+/* The stop handle's flag, for the code that polls one. */
+static atomic_bool *cancel_flag(flight *fl)
+{
+    return flight_handle_flag(fl->stop);
 }
 
 /* Ctrl-C or Stop before the plan runs (connect, takeoff, the Tello's video
@@ -225,7 +289,7 @@ static int open_world(flight *fl, char *err, size_t errlen)
         mavlink_config mc;
         if (c->mavlink) {
             mc = *c->mavlink;
-            mc.progress = c->progress; /* quiet when the flight is */
+            mc.progress = fl->notes; /* quiet when the flight is */
         }
         drone *drv = c->tello ? tello_new(c->tello, err, errlen) : mavlink_new(&mc, err, errlen);
         if (!drv || mission_world_wrap(w, drv, c->scene_path, err, errlen)) return -1;
@@ -234,9 +298,9 @@ static int open_world(flight *fl, char *err, size_t errlen)
         /* The camera before `streamon`: its first keyframe is not lost, and
          * the first frame is there by the time the drone is up. A MAVLink
          * vehicle's camera is a --source. */
-        if (mission_world_open_eyes(w, c->vision, c->tello, c->progress, err, errlen)) return -1;
-        if (c->progress && c->tello)
-            fprintf(c->progress, "connecting to the Tello at %s:%d\n", c->tello->host,
+        if (mission_world_open_eyes(w, c->vision, c->tello, fl->notes, err, errlen)) return -1;
+        if (fl->notes && c->tello)
+            fprintf(fl->notes, "connecting to the Tello at %s:%d\n", c->tello->host,
                     c->tello->port);
         w->drone->abort = launch_aborted;
         w->drone->abort_ud = fl;
@@ -247,7 +311,7 @@ static int open_world(flight *fl, char *err, size_t errlen)
     }
     if (mission_world_sim_scene(w, c->scene, &c->sim, err, errlen)) return -1;
     mission_world_pictures(w, c->sim.picture_dir, c->sim.max_pictures, c->sim.max_picture_bytes);
-    return mission_world_open_eyes(w, c->vision, NULL, c->progress, err, errlen);
+    return mission_world_open_eyes(w, c->vision, NULL, fl->notes, err, errlen);
 }
 
 /* ---- flying ----------------------------------------------------------- */
@@ -259,21 +323,23 @@ static runner_opts run_opts(flight *fl)
         .reg = c->reg,
         .world = &fl->world,
         .limits = c->limits,
-        .progress = c->progress,
+        .progress = fl->notes,
         .on_sandbox = on_sandbox,
         .on_sandbox_ud = fl,
         .on_skill_event = on_skill,
         .on_skill_event_ud = fl,
+        .on_statement = on_ran,
+        .on_statement_ud = fl,
         .record = fl->rec,
         .t0_ms = mission_record_t0_ms(fl->rec),
     };
 }
 
 /* The given plan; its probes ask the configured LLM. */
-static cJSON *fly_plan(flight *fl, runner_outcome *out, int *llm_calls)
+static void fly_plan(flight *fl, runner_outcome *out, mission_report *rep)
 {
     const flight_config *c = fl->c;
-    run_probe rp = {.prompts_dir = c->prompts, .world = &fl->world, .cancel = c->cancel};
+    run_probe rp = {.prompts_dir = c->prompts, .world = &fl->world, .cancel = cancel_flag(fl)};
     if (c->llm)
         rp.cfg = *c->llm;
     else
@@ -285,18 +351,17 @@ static cJSON *fly_plan(flight *fl, runner_outcome *out, int *llm_calls)
     ro.outcome = out;
     ro.probe = run_probe_ask;
     ro.probe_ud = &rp;
-    cJSON *doc = runner_run(&ro);
-    *llm_calls = rp.calls;
-    if (doc) runner_report_set(doc, "llm_calls", cJSON_CreateNumber(rp.calls));
-    return doc;
+    runner_run_report(&ro, rep);
+    rep->llm_calls = rp.calls;
 }
 
-/* The task, through the mission controller. NULL with a message. */
-static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen)
+/* The task, through the mission controller. -1 with a message when it
+ * could not start. */
+static int fly_task(flight *fl, runner_outcome *out, mission_report *rep, char *err, size_t errlen)
 {
     const flight_config *c = fl->c;
     prompt_set *ps = prompt_load(c->prompts, err, errlen);
-    if (!ps) return NULL;
+    if (!ps) return -1;
     mission_opts mo;
     mission_opts_defaults(&mo);
     mo.run = run_opts(fl);
@@ -307,16 +372,15 @@ static cJSON *fly_task(flight *fl, runner_outcome *out, char *err, size_t errlen
     mo.stream = c->stream;
     if (c->max_tries > 0) mo.max_tries = c->max_tries;
     if (c->max_replans >= 0) mo.max_replans = c->max_replans;
-    mo.cancel = c->cancel;
+    mo.cancel = cancel_flag(fl);
     mo.outcome = out;
     mo.vet = c->vet;
     mo.vet_ud = c->vet_ud;
     mo.candidates = c->candidates;
     if (!c->no_memory) mo.memory = mission_record_memory(fl->rec);
-    cJSON *doc = mission_run(&mo);
+    mission_run_report(&mo, rep);
     prompt_free(ps);
-    if (!doc) errmsg_set(err, errlen, "out of memory");
-    return doc;
+    return 0;
 }
 
 /* ---- landing and the status -------------------------------------------- */
@@ -334,12 +398,17 @@ static int land_or_fail(flight *fl, char *err, size_t errlen)
     return -1;
 }
 
-/* Ends the mission's record with OUT's status and error. */
-static void close_record(flight *fl, flight_outcome *out, const cJSON *result)
+/* Ends the mission's record with OUT's status and error, and the result of
+ * what flew (FLOWN: OUT's report has it; a plan without one ended as null). */
+static void close_record(flight *fl, flight_outcome *out, bool flown)
 {
     char err[600];
-    if (mission_record_close(fl->rec, out->status, out->error[0] ? out->error : NULL, result, err,
-                             sizeof err)) {
+    cJSON *none = flown && !out->report.result ? cJSON_CreateNull() : NULL;
+    const cJSON *result = flown ? (out->report.result ? out->report.result : none) : NULL;
+    int rc = mission_record_close(fl->rec, out->status, out->error[0] ? out->error : NULL, result,
+                                  err, sizeof err);
+    cJSON_Delete(none);
+    if (rc) {
         out->recorded = false;
         snprintf(out->record_error, sizeof out->record_error,
                  "mission %lld not recorded to its end: %s", (long long)fl->id, err);
@@ -347,43 +416,45 @@ static void close_record(flight *fl, flight_outcome *out, const cJSON *result)
     fl->rec = NULL;
 }
 
-/* Fills OUT's counts from REPORT. */
-static void read_report(flight_outcome *out, const cJSON *report)
+/* OUT's counts and error from its report. */
+static void read_report(flight_outcome *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(report, "plans");
-    out->plans = cJSON_GetArraySize(v);
-    v = cJSON_GetObjectItemCaseSensitive(report, "tries");
-    out->tries = cJSON_IsNumber(v) ? v->valueint : out->plans;
-    v = cJSON_GetObjectItemCaseSensitive(report, "replans");
-    out->replans = cJSON_IsNumber(v) ? v->valueint : 0;
-    v = cJSON_GetObjectItemCaseSensitive(report, "error");
-    snprintf(out->error, sizeof out->error, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    const mission_report *r = &out->report;
+    out->plans = r->plans.n;
+    out->tries = r->tries;
+    out->replans = r->replans;
+    out->llm_calls = r->llm_calls;
+    snprintf(out->error, sizeof out->error, "%s", r->error ? r->error : "");
+}
+
+/* The report says the flight failed with OUT's error. */
+static void report_failed(flight_outcome *out)
+{
+    out->report.ok = false;
+    mission_report_error(&out->report, out->error);
 }
 
 /* Lands, maps the status and closes the record of a flight that flew. */
 static void finish(flight *fl, flight_outcome *out)
 {
-    cJSON *doc = out->report;
-    cJSON_AddNumberToObject(doc, "mission_id", (double)fl->id);
-    read_report(out, doc);
-    bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
+    out->report.mission_id = fl->id;
+    read_report(out);
+    bool ok = out->report.ok;
     /* A hung flight whose thread came back after all stays as the watchdog
      * recorded and reported it: its drone was landed then. */
     if (watchdog_stop(fl->dog)) {
         fl->dog = NULL;
         out->status = STORE_HUNG;
         snprintf(out->error, sizeof out->error, "%s", fl->hung.error);
-        runner_report_set(doc, "ok", cJSON_CreateFalse());
-        runner_report_set(doc, "error", cJSON_CreateString(out->error));
-        close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
+        report_failed(out);
+        close_record(fl, out, true);
         return;
     }
     fl->dog = NULL;
     bool landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
     if (!landed) {
         ok = false;
-        runner_report_set(doc, "ok", cJSON_CreateFalse());
-        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+        report_failed(out);
     }
     /* The one mapping from how a flight ended to the status it is recorded
      * with: the report's "ok" decides between ok and not; the runner's
@@ -396,14 +467,13 @@ static void finish(flight *fl, flight_outcome *out)
     out->status = status;
     out->landed = landed;
     out->ok = ok;
-    close_record(fl, out, cJSON_GetObjectItemCaseSensitive(doc, "result"));
+    close_record(fl, out, true);
     /* "ok" would contradict the failure: a mission the store lost the end
      * of (a full disk) is reported as failed. */
     if (ok && !out->recorded) {
         out->ok = false;
         snprintf(out->error, sizeof out->error, "%s", out->record_error);
-        runner_report_set(doc, "ok", cJSON_CreateFalse());
-        runner_report_set(doc, "error", cJSON_CreateString(out->error));
+        report_failed(out);
     }
 }
 
@@ -416,14 +486,14 @@ static int abandon(flight *fl, flight_outcome *out, const char *err)
         fl->dog = NULL;
         out->status = STORE_HUNG;
         snprintf(out->error, sizeof out->error, "%s", fl->hung.error);
-        close_record(fl, out, NULL);
+        close_record(fl, out, false);
         return -1;
     }
     fl->dog = NULL;
     bool cancel = cancelled(fl);
     out->landed = land_or_fail(fl, out->error, sizeof out->error) == 0;
     out->status = cancel && out->landed ? STORE_CANCELLED : STORE_FAILED;
-    close_record(fl, out, NULL);
+    close_record(fl, out, false);
     return -1;
 }
 
@@ -444,9 +514,6 @@ static mission_record *record_begin(const flight_config *c, mission_world *world
     free(params);
     if (!rec) return NULL;
     *id = store_mission_id(mission_record_mission(rec));
-    if (c->progress)
-        fprintf(c->progress, "mission %lld (recorded in %s)\n", (long long)*id,
-                store_path(mission_record_store(rec)));
     return rec;
 }
 
@@ -454,6 +521,9 @@ int flight_refuse(const flight_config *c, const char *why, int64_t *id, char *er
 {
     mission_record *rec = record_begin(c, NULL, id, err, errlen);
     if (!rec) return -1;
+    const char *path = store_path(mission_record_store(rec));
+    for (int i = 0; i < c->n_sinks; i++)
+        if (c->sinks[i].begin) c->sinks[i].begin(c->sinks[i].ud, *id, path);
     mission_record_plan(rec, c->plan, c->plan_len, true, NULL);
     return mission_record_close(rec, STORE_FAILED, why, NULL, err, errlen);
 }
@@ -484,11 +554,11 @@ static int fly_in_world(flight *fl, flight_outcome *out)
 {
     const flight_config *c = fl->c;
     char err[1024] = "";
-    EACH_SINK(fl, begin, fl->id);
+    EACH_SINK(fl, begin, fl->id, store_path(mission_record_store(fl->rec)));
     int opened = open_world(fl, err, sizeof err);
     /* After open_world, which clears the world: a landing after a cancel
      * hurries. */
-    fl->world.cancel = c->cancel;
+    fl->world.cancel = cancel_flag(fl);
     if (opened) return abandon(fl, out, err);
     EACH_SINK(fl, world, &fl->world);
     /* The watch on the measured state between calls (SPEC §10), from the
@@ -496,18 +566,15 @@ static int fly_in_world(flight *fl, flight_outcome *out)
     double hover = mission_watch_hover_scale(&fl->world, c->sim.time_scale);
     mission_watch *mw = mission_watch_start(&fl->world, hover, err, sizeof err);
     if (!mw) return abandon(fl, out, err);
-    if (c->plan) {
-        out->report = fly_plan(fl, &out->run, &out->llm_calls);
-        if (!out->report) errmsg_set(err, sizeof err, "out of memory");
-    } else {
-        out->report = fly_task(fl, &out->run, err, sizeof err);
-    }
+    int flew = 0;
+    if (c->plan)
+        fly_plan(fl, &out->run, &out->report);
+    else
+        flew = fly_task(fl, &out->run, &out->report, err, sizeof err);
     mission_watch_stop(mw);
-    if (!out->report) return abandon(fl, out, err);
-    cJSON *frames = mission_world_frames_json(&fl->world);
-    if (frames) cJSON_AddItemToObject(out->report, "frames", frames);
-    cJSON *pictures = mission_world_pictures_json(&fl->world);
-    if (pictures) cJSON_AddItemToObject(out->report, "pictures", pictures);
+    if (flew) return abandon(fl, out, err);
+    out->report.frames = mission_world_frames_json(&fl->world);
+    out->report.pictures = mission_world_pictures_json(&fl->world);
     out->flown = true;
     finish(fl, out);
     return 0;
@@ -516,6 +583,7 @@ static int fly_in_world(flight *fl, flight_outcome *out)
 int flight_fly(const flight_config *c, flight_outcome *out)
 {
     memset(out, 0, sizeof *out);
+    mission_report_init(&out->report, NULL, 0);
     out->status = STORE_FAILED;
     out->landed = true;
     out->recorded = true;
@@ -523,18 +591,22 @@ int flight_fly(const flight_config *c, flight_outcome *out)
     flight *fl = calloc(1, sizeof *fl);
     if (!fl) return errmsg_set(out->error, sizeof out->error, "out of memory");
     fl->c = c;
+    flight_handle_init(&fl->own_stop);
+    fl->stop = c->stop ? c->stop : &fl->own_stop;
     if (open_record(fl, out)) {
         out->recorded = false;
         free(fl);
         return -1;
     }
     char err[512];
-    fl->dog = watchdog_start(on_hang, fl, c->cancel, err, sizeof err);
+    fl->dog = watchdog_start(on_hang, fl, cancel_flag(fl), err, sizeof err);
     if (!fl->dog) fprintf(stderr, "aloft: %s\n", err);
+    fl->notes = notes_open(fl);
     int rc = fly_in_world(fl, out);
     if (fl->world.drone) out->pose = mission_world_pose(&fl->world);
     mission_world_close(&fl->world, c->land);
     if (fl->rec) mission_record_free(fl->rec);
+    if (fl->notes) fclose(fl->notes);
     out->total_ms = clock_now_ms() - t0;
     free(fl);
     return rc;

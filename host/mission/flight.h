@@ -16,13 +16,15 @@
  *     close   the record, then the world
  *
  * Events go to every sink of the configuration (flight_sink), each with
- * typed callbacks, after the store's recorder saw them. A front end encodes
+ * typed callbacks, after the store's recorder saw them. The lines a user
+ * reads on a terminal are one such sink (flight_progress.h), added by the
+ * front ends that want them. A front end encodes
  * the typed outcome (flight_outcome) in its own format at its edge.
  *
- * Threads: flight_fly runs on the caller's thread. Stopping a flight from
- * another thread or a signal handler: set the configuration's cancel flag
- * and cancel the sandbox on_sandbox handed over. When the watchdog ends a
- * hung flight, on_hang runs on the watchdog's thread (see watchdog.h).
+ * Threads: flight_fly runs on the caller's thread. Any other thread, or a
+ * signal handler, stops the flight with flight_stop on the configuration's
+ * stop handle (flight_stop.h). When the watchdog ends a hung flight,
+ * on_hang runs on the watchdog's thread (see watchdog.h).
  */
 #ifndef ALOFT_MISSION_FLIGHT_H
 #define ALOFT_MISSION_FLIGHT_H
@@ -33,6 +35,8 @@
 #include "drone/tello.h"
 #include "llm/llm.h"
 #include "mission/controller.h"
+#include "mission/flight_stop.h"
+#include "mission/report.h"
 #include "mission/runner.h"
 #include "sandbox/sandbox.h"
 #include "skills/registry.h"
@@ -48,8 +52,13 @@
 /* One receiver of a flight's events; every callback may be NULL. They run
  * on the flight's thread, in the order the events happen. */
 typedef struct flight_sink {
-    /* The mission was recorded as ID (the first event). */
-    void (*begin)(void *ud, int64_t mission_id);
+    /* The mission was recorded as ID in the store at STORE_PATH (the first
+     * event). */
+    void (*begin)(void *ud, int64_t mission_id, const char *store_path);
+    /* A line for a user (no newline) from the flight's parts: connecting,
+     * the eyes, the driver's steps, the mission controller's steps (asking
+     * the LLM, a plan rejected, replanning, done). */
+    void (*note)(void *ud, const char *line);
     /* The world is open (the drone is up): its pose now. */
     void (*world)(void *ud, struct mission_world *w);
     /* An LLM exchange ended (also when it failed or was aborted). */
@@ -67,6 +76,8 @@ typedef struct flight_sink {
     void (*scene)(void *ud, const char *description);
     /* A skill was called, returned or refused (constraint violation). */
     void (*skill)(void *ud, struct mission_world *w, const skill_event *ev);
+    /* A statement ran (runner.h): its first skill call came, or it ended. */
+    void (*ran)(void *ud, const runner_statement *st);
     void *ud;
 } flight_sink;
 
@@ -115,13 +126,11 @@ typedef struct flight_config {
     /* A store shared by the process's flights (mission_record_begin), used
      * instead of opening DB for this flight; NULL: open DB. */
     store *store;
-    /* Connecting, the eyes, the mission's id: lines for a user; and with
-     * a plan, each skill call. NULL = quiet. */
-    FILE *progress;
-    /* The mission's cancel flag (Ctrl-C, Stop). */
-    atomic_bool *cancel;
-    /* The sandbox a plan runs in, and NULL after (for the front end's
-     * stop). */
+    /* The flight's stop handle (Ctrl-C, Stop), initialised by the front
+     * end (flight_handle_init); NULL: nobody stops it. */
+    flight_handle *stop;
+    /* The sandbox a plan runs in, and NULL after (verification's gate
+     * keeps it); the stop handle has it already. */
     void (*on_sandbox)(void *ud, sandbox *sb);
     void *on_sandbox_ud;
     /* The watchdog ended the hung flight (on its thread): OUT says how.
@@ -156,10 +165,11 @@ typedef struct flight_outcome {
     runner_outcome run;     /* how the last plan ended */
     int plans, tries, replans, llm_calls;
     double total_ms; /* the whole flight, wall clock */
-    /* The SPEC §2 run report of what flew (calls, logs, result, timings),
-     * "mission_id", "ok" and "error" included; NULL when nothing flew.
-     * Owned: flight_outcome_free. */
-    cJSON *report;
+    /* What flew (calls, logs, result, timings, ...), its mission id, "ok"
+     * and "error" included, when FLOWN; a front end encodes it
+     * (mission_report_json: the SPEC §2 `run --json` document). Owned:
+     * flight_outcome_free. */
+    mission_report report;
 } flight_outcome;
 
 /* Flies C's plan or task (see the top). Returns 0 when a plan or task

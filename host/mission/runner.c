@@ -76,7 +76,7 @@ static double clock_s(const runner_session *rs)
 static void pending_add(runner_session *rs, const ms_event *ev)
 {
     const runner_opts *o = rs->o;
-    if ((!o->progress && !o->record) || rs->npending == RUNNER_MAX_PENDING) return;
+    if ((!o->on_statement && !o->record) || rs->npending == RUNNER_MAX_PENDING) return;
     pending_statement *p = &rs->pending[rs->npending++];
     p->off = ev->off, p->len = ev->len;
     p->line = ev->line, p->col = ev->col, p->depth = ev->depth;
@@ -92,15 +92,14 @@ static void pending_flush(runner_session *rs, bool ran)
         const char *text = rs->src + p->off;
         if (o->record)
             mission_record_statement(o->record, p->t_ms, rs->plans, p->line, p->col, text, p->len);
-        if (o->progress)
-            fprintf(o->progress, "[%7.2fs] %*s> %.*s\n", p->sim_s, 2 * p->depth, "",
-                    (int)(p->len > 400 ? 400 : p->len), text);
+        runner_statement st = {rs->plans, p->line, p->col,   p->depth,
+                               text,      p->len,  p->sim_s, p->t_ms};
+        if (o->on_statement) o->on_statement(o->on_statement_ud, &st);
     }
-    if (ran && rs->npending && o->progress) fflush(o->progress);
     rs->npending = 0;
 }
 
-static void print_value(FILE *f, const cJSON *v)
+void runner_print_value(FILE *f, const cJSON *v)
 {
     if (!v || cJSON_IsNull(v))
         fputs("None", f);
@@ -114,88 +113,38 @@ static void print_value(FILE *f, const cJSON *v)
         fputs("?", f);
 }
 
-/* "[  1.20s] turn_cw(45) -> True", indented by call depth. High-level skills
- * are announced when they start, since they run for a while. */
-static void print_event(runner_session *rs, const skill_event *ev)
-{
-    FILE *f = rs->o->progress;
-    if (!f) return;
-    bool high = ev->skill->level == SKILL_HIGH;
-    if (ev->kind == SKILL_EVENT_VIOLATION || (ev->kind == SKILL_EVENT_CALL && !high)) return;
-    fprintf(f, "[%7.2fs] %*s%s(", clock_s(rs), 2 * ev->depth, "", ev->skill->name);
-    int i = 0;
-    for (const cJSON *a = ev->args ? ev->args->child : NULL; a; a = a->next, i++) {
-        if (i) fputs(", ", f);
-        print_value(f, a);
-    }
-    if (ev->kind == SKILL_EVENT_CALL) {
-        fputs(") ...\n", f);
-    } else {
-        fputs(") -> ", f);
-        print_value(f, ev->ret);
-        fputc('\n', f);
-    }
-    fflush(f);
-}
-
 /* The skill hook: the statements that led here, then the event, recorded
- * before progress shows it, so progress never shows what is not on disk. */
+ * before a sink shows it, so progress never shows what is not on disk. */
 static void on_event(void *ud, const skill_event *ev)
 {
     runner_session *rs = ud;
     pending_flush(rs, true);
     if (rs->o->record) mission_record_skill_event(rs->o->record, &rs->ctx, ev);
-    print_event(rs, ev);
     if (rs->o->on_skill_event) rs->o->on_skill_event(rs->o->on_skill_event_ud, ev);
 }
 
 /* ---- the report ------------------------------------------------------------ */
 
-cJSON *runner_output_lines(const sandbox *sb)
+/* The lines of the sandbox's output (the plan's log lines) into L. */
+static void output_lines(const sandbox *sb, report_lines *l)
 {
-    cJSON *logs = cJSON_CreateArray();
     size_t len;
     const char *out = sandbox_output(sb, &len), *end = out + len;
     while (out < end) {
         const char *nl = memchr(out, '\n', (size_t)(end - out));
         size_t n = nl ? (size_t)(nl - out) : (size_t)(end - out);
-        char *line = strndup(out, n);
-        cJSON_AddItemToArray(logs, cJSON_CreateString(line ? line : ""));
-        free(line);
+        report_lines_add(l, out, n);
         out += n + (nl ? 1 : 0);
     }
-    if (sandbox_output_truncated(sb))
-        cJSON_AddItemToArray(logs, cJSON_CreateString("[output truncated]"));
-    return logs;
+    if (sandbox_output_truncated(sb)) report_lines_add(l, "[output truncated]", 18);
 }
 
 cJSON *runner_report_new(const char *plan, size_t len)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddBoolToObject(doc, "ok", false);
-    cJSON_AddNullToObject(doc, "result");
-    cJSON_AddNullToObject(doc, "error");
-    cJSON_AddItemToObject(doc, "logs", cJSON_CreateArray());
-    cJSON_AddItemToObject(doc, "pose", cJSON_CreateObject());
-    cJSON_AddItemToObject(doc, "calls", cJSON_CreateArray());
-    cJSON_AddItemToObject(doc, "violations", cJSON_CreateArray());
-    cJSON *plans = cJSON_AddArrayToObject(doc, "plans");
-    if (plan) {
-        char *text = strndup(plan, len);
-        cJSON_AddItemToArray(plans, cJSON_CreateString(text ? text : ""));
-        free(text);
-    }
-    cJSON_AddNumberToObject(doc, "tries", plan ? 1 : 0);
-    cJSON_AddNumberToObject(doc, "replans", 0);
-    cJSON_AddNumberToObject(doc, "llm_calls", 0);
-    cJSON_AddNumberToObject(doc, "plan_ms", 0);
-    cJSON_AddNullToObject(doc, "first_action_ms");
-    cJSON_AddNumberToObject(doc, "excursion_cm", 0);
-    cJSON_AddNumberToObject(doc, "exec_ms", 0);
-    cJSON_AddNumberToObject(doc, "total_ms", 0);
-    cJSON *tok = cJSON_AddObjectToObject(doc, "tokens");
-    cJSON_AddNumberToObject(tok, "prompt", 0);
-    cJSON_AddNumberToObject(tok, "completion", 0);
+    mission_report r;
+    mission_report_init(&r, plan, len);
+    cJSON *doc = mission_report_json(&r);
+    mission_report_free(&r);
     return doc;
 }
 
@@ -204,23 +153,8 @@ void runner_report_set(cJSON *doc, const char *key, cJSON *value)
     cJSON_ReplaceItemInObjectCaseSensitive(doc, key, value);
 }
 
-void runner_report_pose(cJSON *doc, mission_world *w)
-{
-    runner_report_pose_at(doc, mission_world_pose(w));
-}
-
-void runner_report_pose_at(cJSON *doc, drone_pose p)
-{
-    cJSON *pose = cJSON_CreateObject();
-    cJSON_AddNumberToObject(pose, "x", round(p.x * 10) / 10);
-    cJSON_AddNumberToObject(pose, "y", round(p.y * 10) / 10);
-    cJSON_AddNumberToObject(pose, "z", round(p.z * 10) / 10);
-    cJSON_AddNumberToObject(pose, "yaw", heading_wrap(round(p.yaw * 10) / 10));
-    runner_report_set(doc, "pose", pose);
-}
-
 /* Checks the plan; on failure puts the diagnostics into the report. */
-static bool check(const runner_opts *o, cJSON *doc)
+static bool check(const runner_opts *o, mission_report *rep)
 {
     ms_options mo = {.max_loop = o->max_loop};
     ms_result r;
@@ -233,7 +167,7 @@ static bool check(const runner_opts *o, cJSON *doc)
             used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%d:%d: %s", i ? "; " : "",
                                      r.diags[i].line, r.diags[i].col, r.diags[i].message);
         if (!msg[0]) snprintf(msg, sizeof msg, "the plan does not compile");
-        runner_report_set(doc, "error", cJSON_CreateString(msg));
+        mission_report_error(rep, msg);
         if (o->progress) fprintf(o->progress, "plan rejected: %s\n", msg);
         if (o->record) mission_record_plan(o->record, o->plan, o->plan_len, false, msg);
     } else if (o->record) {
@@ -400,27 +334,29 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
     out->violations = cJSON_GetArraySize(s->ctx.violations);
 }
 
-void runner_session_close(runner_session *s, cJSON *doc, bool ok)
+void runner_session_report(runner_session *s, mission_report *rep, bool ok)
 {
     skill_ctx *ctx = &s->ctx;
     if (s->o->on_sandbox) s->o->on_sandbox(s->o->on_sandbox_ud, NULL);
     if (ok) {
-        runner_report_set(doc, "ok", cJSON_CreateTrue());
-        runner_report_set(doc, "result", s->result ? s->result : cJSON_CreateNull());
+        rep->ok = true;
+        cJSON_Delete(rep->result);
+        rep->result = s->result;
         s->result = NULL;
     }
-    runner_report_set(doc, "logs", runner_output_lines(s->sb));
-    runner_report_pose(doc, s->o->world);
+    output_lines(s->sb, &rep->logs);
+    mission_report_pose(rep, mission_world_pose(s->o->world));
     /* One decimal: what the watch measured, not noise in the last digits. */
     double ex = constraints_excursion_cm(s->o->world->drone);
-    runner_report_set(doc, "excursion_cm", cJSON_CreateNumber(round(ex * 10) / 10));
-    runner_report_set(doc, "calls", ctx->calls ? ctx->calls : cJSON_CreateArray());
-    runner_report_set(doc, "violations", ctx->violations ? ctx->violations : cJSON_CreateArray());
+    rep->excursion_cm = round(ex * 10) / 10;
+    cJSON_Delete(rep->calls);
+    cJSON_Delete(rep->violations);
+    rep->calls = ctx->calls ? ctx->calls : cJSON_CreateArray();
+    rep->violations = ctx->violations ? ctx->violations : cJSON_CreateArray();
     ctx->calls = ctx->violations = NULL;
-    if (ctx->first_action_ms >= 0)
-        runner_report_set(doc, "first_action_ms", cJSON_CreateNumber(ctx->first_action_ms));
-    runner_report_set(doc, "exec_ms", cJSON_CreateNumber(s->exec_ms));
-    runner_report_set(doc, "total_ms", cJSON_CreateNumber(clock_now_ms() - s->t0));
+    if (ctx->first_action_ms >= 0) rep->first_action_ms = ctx->first_action_ms;
+    rep->exec_ms = s->exec_ms;
+    rep->total_ms = clock_now_ms() - s->t0;
     cJSON_Delete(s->result);
     vm_close(s->vm);
     skills_release(ctx);
@@ -428,11 +364,31 @@ void runner_session_close(runner_session *s, cJSON *doc, bool ok)
     free(s);
 }
 
+void runner_session_close(runner_session *s, cJSON *doc, bool ok)
+{
+    mission_report rep;
+    mission_report_init(&rep, NULL, 0);
+    runner_session_report(s, &rep, ok);
+    cJSON *filled = mission_report_json(&rep);
+    /* The fields the session fills, as runner_session_report has them. */
+    static const char *const keys[] = {"ok",           "result",  "logs",       "pose",
+                                       "excursion_cm", "calls",   "violations", "first_action_ms",
+                                       "exec_ms",      "total_ms"};
+    for (size_t i = 0; filled && i < sizeof keys / sizeof *keys; i++) {
+        if (!ok && i < 2) continue;
+        if (i == 7 && rep.first_action_ms < 0) continue;
+        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(filled, keys[i]);
+        if (v) runner_report_set(doc, keys[i], v);
+    }
+    cJSON_Delete(filled);
+    mission_report_free(&rep);
+}
+
 /* ---- one plan --------------------------------------------------------------- */
 
-static void finish_error(cJSON *doc, const char *msg, const runner_opts *o)
+static void finish_error(mission_report *rep, const char *msg, const runner_opts *o)
 {
-    runner_report_set(doc, "error", cJSON_CreateString(msg));
+    mission_report_error(rep, msg);
     if (o->progress) fprintf(o->progress, "mission failed: %s\n", msg);
 }
 
@@ -457,34 +413,33 @@ static sandbox_status execute(runner_session *s, const runner_opts *o, char *err
     return st;
 }
 
-cJSON *runner_run(const runner_opts *o)
+void runner_run_report(const runner_opts *o, mission_report *rep)
 {
     double t0 = o->t0_ms > 0 ? o->t0_ms
                 : o->record  ? mission_record_t0_ms(o->record)
                              : clock_now_ms();
-    cJSON *doc = runner_report_new(o->plan ? o->plan : "", o->plan_len);
+    mission_report_init(rep, o->plan ? o->plan : "", o->plan_len);
     runner_outcome none;
     runner_outcome *out = o->outcome ? o->outcome : &none;
     memset(out, 0, sizeof *out);
-    if (!check(o, doc)) {
+    if (!check(o, rep)) {
         out->status = RUNNER_REJECTED;
         out->sandbox = SANDBOX_ERROR;
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
-        snprintf(out->reason, sizeof out->reason, "%s", cJSON_IsString(e) ? e->valuestring : "");
-        runner_report_pose(doc, o->world);
-        runner_report_set(doc, "total_ms", cJSON_CreateNumber(clock_now_ms() - t0));
-        return doc;
+        snprintf(out->reason, sizeof out->reason, "%s", rep->error ? rep->error : "");
+        mission_report_pose(rep, mission_world_pose(o->world));
+        rep->total_ms = clock_now_ms() - t0;
+        return;
     }
     char err[1024] = "";
     runner_opts oo = *o;
     oo.t0_ms = t0;
     runner_session *s = runner_session_open(&oo, err, sizeof err);
     if (!s) {
-        finish_error(doc, err, o);
+        finish_error(rep, err, o);
         out->status = RUNNER_FAILED;
         out->sandbox = SANDBOX_ERROR;
         snprintf(out->reason, sizeof out->reason, "%s", err);
-        return doc;
+        return;
     }
     sandbox_status st = execute(s, &oo, err, sizeof err);
     runner_session_end(s, st, err, out);
@@ -494,13 +449,21 @@ cJSON *runner_run(const runner_opts *o)
             fprintf(o->progress, "[%7.2fs] done", clock_s(s));
             if (s->result && !cJSON_IsNull(s->result)) {
                 fputs(", result ", o->progress);
-                print_value(o->progress, s->result);
+                runner_print_value(o->progress, s->result);
             }
             fputc('\n', o->progress);
         }
     } else {
-        finish_error(doc, out->reason, o);
+        finish_error(rep, out->reason, o);
     }
-    runner_session_close(s, doc, ok);
+    runner_session_report(s, rep, ok);
+}
+
+cJSON *runner_run(const runner_opts *o)
+{
+    mission_report rep;
+    runner_run_report(o, &rep);
+    cJSON *doc = mission_report_json(&rep);
+    mission_report_free(&rep);
     return doc;
 }

@@ -10,6 +10,7 @@
 #define ALOFT_MISSION_RUNNER_H
 
 #include "minispec/stream.h"
+#include "mission/report.h"
 #include "mission/world.h"
 #include "sandbox/sandbox.h"
 #include "skills/skills.h"
@@ -42,14 +43,30 @@ typedef struct runner_outcome {
     int violations;         /* constraint refusals recorded */
 } runner_outcome;
 
+/* A statement (or block header) of a plan that ran: it made its first skill
+ * call, or ended without one. Shown and recorded only then, so that a
+ * statement the plan never reached (a streamed plan's unfinished last one)
+ * is never shown as run. */
+typedef struct runner_statement {
+    int plan;             /* the plan's number in the mission, from 1 */
+    int line, col, depth; /* where it is in the plan, and its block depth */
+    const char *text;     /* LEN bytes of the plan's text */
+    size_t len;
+    double sim_s; /* when it started: simulated seconds (real ones on a real drone) */
+    double t_ms;  /* when it started, since the mission began */
+} runner_statement;
+
 typedef struct runner_opts {
     const skill_registry *reg;
     mission_world *world;
     const char *plan; /* MiniSpec text */
     size_t plan_len;
     sandbox_limits limits;
-    int max_loop;   /* 0 = MiniSpec default */
-    FILE *progress; /* each skill call with simulated time; NULL = quiet */
+    int max_loop; /* 0 = MiniSpec default */
+    /* Lines for a user (a plan refused, failed, done); NULL = quiet. The
+     * skill calls and statements reach a user through on_skill_event and
+     * on_statement (mission/flight_progress.h prints them). */
+    FILE *progress;
     /* probe: the LLM; NULL makes probe fail with a clear error. */
     int (*probe)(void *ud, const char *question, char *out, size_t outlen, char *err,
                  size_t errlen);
@@ -62,10 +79,13 @@ typedef struct runner_opts {
     /* Run the VM in this process even when workers are enabled (worker/vm.h):
      * verification, whose worlds are simulated. */
     bool in_process;
-    /* Every skill event, after the progress line; may be NULL (the mission
+    /* Every skill event, after it was recorded; may be NULL (the mission
      * controller hooks in here). */
     void (*on_skill_event)(void *ud, const skill_event *ev);
     void *on_skill_event_ud;
+    /* Every statement that ran, after it was recorded; may be NULL. */
+    void (*on_statement)(void *ud, const runner_statement *st);
+    void *on_statement_ud;
     /* Mission start (clock_now_ms), which call times and first_action_ms
      * count from; 0 = the recorder's start, or when the run starts. */
     double t0_ms;
@@ -81,8 +101,9 @@ typedef struct runner_opts {
  * compiled and ran to its end without error, cancel or replan request. */
 cJSON *runner_run(const runner_opts *o);
 
-/* The lines of the sandbox output as a JSON array (for "logs"). */
-cJSON *runner_output_lines(const sandbox *sb);
+/* runner_run with the report as typed data into REP (which needs
+ * mission_report_free): what the flight uses. */
+void runner_run_report(const runner_opts *o, mission_report *rep);
 
 /* ---- sessions: the pieces runner_run is made of --------------------------
  *
@@ -95,7 +116,7 @@ cJSON *runner_output_lines(const sandbox *sb);
  *   for each plan:  runner_session_begin(s)
  *                   runner_session_event(s, &ev, plan_text, ...)  per event
  *                   runner_session_end(s, st, err, &outcome)
- *   doc = runner_report_new(NULL, 0); runner_session_close(s, doc)
+ *   runner_session_report(s, &report, ok)
  */
 typedef struct runner_session runner_session;
 
@@ -131,9 +152,12 @@ bool runner_session_finished(const runner_session *s);
  * plan's result for the report. */
 void runner_session_end(runner_session *s, sandbox_status st, const char *err, runner_outcome *out);
 
-/* Fills DOC (from runner_report_new) with what the session did: ok/result of
- * the last plan when OK, logs, pose, calls, violations, first_action_ms,
- * exec_ms and total_ms; calls O->on_sandbox with NULL and frees the session. */
+/* Fills REP with what the session did: ok/result of the last plan when OK,
+ * logs, pose, excursion, calls, violations, first_action_ms, exec_ms and
+ * total_ms; calls O->on_sandbox with NULL and frees the session. */
+void runner_session_report(runner_session *s, mission_report *rep, bool ok);
+
+/* runner_session_report into DOC (from runner_report_new), as JSON. */
 void runner_session_close(runner_session *s, cJSON *doc, bool ok);
 
 /* A SPEC §2 report with every field at its empty value; PLAN (may be NULL)
@@ -143,10 +167,8 @@ cJSON *runner_report_new(const char *plan, size_t len);
 /* Replaces DOC's field KEY with VALUE (taking it). */
 void runner_report_set(cJSON *doc, const char *key, cJSON *value);
 
-/* The current pose into DOC's "pose". */
-void runner_report_pose(cJSON *doc, mission_world *w);
-
-/* P (rounded, yaw in [0, 360)) into DOC's "pose". */
-void runner_report_pose_at(cJSON *doc, drone_pose p);
+/* Prints V as MiniSpec shows a value: None, True/False, %.4g, 'text' (a
+ * table: ?). For progress lines. */
+void runner_print_value(FILE *f, const cJSON *v);
 
 #endif

@@ -46,12 +46,11 @@ typedef struct web_drone {
     bool hung;
     bool joinable; /* a mission thread ran and is not joined yet */
     pthread_t thread;
-    int run;     /* missions started */
-    char *task;  /* the current or last one */
-    sandbox *sb; /* the running plan's sandbox, for stop */
+    int run;    /* missions started */
+    char *task; /* the current or last one */
     drone_pose pose;
-    char *last_scene; /* the last scene description the controller saw */
-    atomic_bool cancel;
+    char *last_scene;   /* the last scene description the controller saw */
+    flight_handle stop; /* the current mission's (Stop, shutdown) */
 
     /* A real drone's camera: the eyes of its current or last mission
      * (vision/pipeline.h, held with a reference; closed with the mission's
@@ -190,7 +189,7 @@ web_fleet *web_fleet_new(const web_fleet_config *cfg, const char *const *specs, 
         pthread_mutex_init(&d->lock, NULL);
         pthread_mutex_init(&d->cam_lock, NULL);
         pthread_cond_init(&d->idle, NULL);
-        atomic_init(&d->cancel, false);
+        flight_handle_init(&d->stop);
         f->n++;
         if (open_drone(f, d, specs[i], default_scene, err, errlen)) {
             web_fleet_free(f);
@@ -384,8 +383,9 @@ static void emit(web_drone *d, const char *kind, cJSON *data)
     web_events_add(d->events, kind, data);
 }
 
-static void ev_begin(void *ud, int64_t mission_id)
+static void ev_begin(void *ud, int64_t mission_id, const char *store_path)
 {
+    (void)store_path;
     web_flight *wf = ud;
     wf->mission_id = mission_id;
     cJSON *o = cJSON_CreateObject();
@@ -522,16 +522,6 @@ static void ev_skill(void *ud, mission_world *w, const skill_event *ev)
     cJSON_Delete(o);
 }
 
-static void on_sandbox(void *ud, sandbox *sb)
-{
-    web_drone *d = ud;
-    pthread_mutex_lock(&d->lock);
-    d->sb = sb;
-    /* A stop that came before the plan's sandbox existed. */
-    if (sb && atomic_load(&d->cancel)) sandbox_cancel(sb);
-    pthread_mutex_unlock(&d->lock);
-}
-
 /* The mission's last event, from its typed outcome. */
 static cJSON *end_event(int run, const flight_outcome *out)
 {
@@ -546,11 +536,14 @@ static cJSON *end_event(int run, const flight_outcome *out)
         cJSON_AddStringToObject(o, "error", out->error);
     else
         cJSON_AddNullToObject(o, "error");
+    /* What flew, in the words of the run report's one encoder. */
+    cJSON *report = out->flown ? mission_report_json(&out->report) : NULL;
     static const char *const keep[] = {"result", "logs", "pose", "plans", "tries", "replans"};
-    for (size_t i = 0; out->report && i < sizeof keep / sizeof *keep; i++) {
-        cJSON *v = cJSON_GetObjectItemCaseSensitive(out->report, keep[i]);
-        if (v) cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, 1));
+    for (size_t i = 0; report && i < sizeof keep / sizeof *keep; i++) {
+        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(report, keep[i]);
+        if (v) cJSON_AddItemToObject(o, keep[i], v);
     }
+    cJSON_Delete(report);
     return o;
 }
 
@@ -566,9 +559,7 @@ static void on_hang(void *ud, const flight_outcome *out)
     d->hung = true;
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
-    flight_outcome end = *out;
-    end.report = NULL;
-    emit(d, "end", end_event(wf->run, &end));
+    emit(d, "end", end_event(wf->run, out));
 }
 
 /* The flight of drone D's task (mission/flight.h). */
@@ -604,9 +595,7 @@ static void flight_setup(web_drone *d, web_flight *wf, const char *task, char *n
     fc->n_skill_dirs = c->n_skill_dirs;
     fc->db = c->db;
     fc->store = d->fleet->store;
-    fc->cancel = &d->cancel;
-    fc->on_sandbox = on_sandbox;
-    fc->on_sandbox_ud = d;
+    fc->stop = &d->stop;
     fc->on_hang = on_hang;
     fc->on_hang_ud = wf;
     flight_sink events = {.begin = ev_begin,
@@ -631,6 +620,7 @@ static void *mission_main(void *arg)
     pthread_mutex_unlock(&d->lock);
     flight_outcome out;
     memset(&out, 0, sizeof out);
+    mission_report_init(&out.report, NULL, 0);
     cJSON *end = NULL;
     if (!task) {
         out.status = STORE_FAILED;
@@ -653,7 +643,6 @@ static void *mission_main(void *arg)
      * the "end" event is never refused as busy. */
     pthread_mutex_lock(&d->lock);
     d->busy = false;
-    d->sb = NULL;
     if (end) emit(d, "end", end);
     pthread_cond_broadcast(&d->idle);
     pthread_mutex_unlock(&d->lock);
@@ -686,7 +675,7 @@ int web_fleet_start(web_fleet *f, int id, const char *task, int *run, char *err,
     if (d->joinable) pthread_join(d->thread, NULL);
     d->joinable = false;
     d->busy = true;
-    atomic_store(&d->cancel, false);
+    flight_handle_init(&d->stop); /* the last mission's thread has ended */
     free(d->task);
     d->task = copy;
     *run = ++d->run;
@@ -711,10 +700,7 @@ bool web_fleet_stop(web_fleet *f, int id)
     web_drone *d = &f->drones[id];
     pthread_mutex_lock(&d->lock);
     bool busy = d->busy;
-    if (busy) {
-        atomic_store(&d->cancel, true);
-        if (d->sb) sandbox_cancel(d->sb);
-    }
+    if (busy) flight_stop(&d->stop);
     pthread_mutex_unlock(&d->lock);
     return busy;
 }

@@ -1,0 +1,138 @@
+/* What a flight did, and its one encoder: see report.h. */
+#include "mission/report.h"
+
+#include "drone/heading.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int report_lines_add(report_lines *l, const char *text, size_t len)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        char **s = realloc(l->s, (size_t)cap * sizeof *s);
+        if (!s) return -1;
+        l->s = s, l->cap = cap;
+    }
+    char *copy = strndup(text, len);
+    if (!copy) return -1;
+    l->s[l->n++] = copy;
+    return 0;
+}
+
+static void lines_free(report_lines *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->s[i]);
+    free(l->s);
+    memset(l, 0, sizeof *l);
+}
+
+void mission_report_init(mission_report *r, const char *plan, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    r->first_action_ms = -1;
+    if (plan && report_lines_add(&r->plans, plan, len) == 0) r->tries = 1;
+}
+
+void mission_report_error(mission_report *r, const char *msg)
+{
+    free(r->error);
+    r->error = msg ? strdup(msg) : NULL;
+}
+
+void mission_report_pose(mission_report *r, drone_pose p)
+{
+    r->has_pose = true;
+    r->pose = (drone_pose){.x = round(p.x * 10) / 10,
+                           .y = round(p.y * 10) / 10,
+                           .z = round(p.z * 10) / 10,
+                           .yaw = heading_wrap(round(p.yaw * 10) / 10)};
+}
+
+static cJSON *lines_json(const report_lines *l)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < l->n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(l->s[i]));
+    return a;
+}
+
+/* A copy of V, or DEFAULT when V is NULL. */
+static cJSON *copy_or(const cJSON *v, cJSON *dflt)
+{
+    if (!v) return dflt;
+    cJSON_Delete(dflt);
+    return cJSON_Duplicate(v, true);
+}
+
+static cJSON *pose_json(const mission_report *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!r->has_pose) return o;
+    cJSON_AddNumberToObject(o, "x", r->pose.x);
+    cJSON_AddNumberToObject(o, "y", r->pose.y);
+    cJSON_AddNumberToObject(o, "z", r->pose.z);
+    cJSON_AddNumberToObject(o, "yaw", r->pose.yaw);
+    return o;
+}
+
+cJSON *mission_report_json(const mission_report *r)
+{
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc) return NULL;
+    cJSON_AddBoolToObject(doc, "ok", r->ok);
+    cJSON_AddItemToObject(doc, "result", copy_or(r->result, cJSON_CreateNull()));
+    if (r->error)
+        cJSON_AddStringToObject(doc, "error", r->error);
+    else
+        cJSON_AddNullToObject(doc, "error");
+    cJSON_AddItemToObject(doc, "logs", lines_json(&r->logs));
+    cJSON_AddItemToObject(doc, "pose", pose_json(r));
+    cJSON_AddItemToObject(doc, "calls", copy_or(r->calls, cJSON_CreateArray()));
+    cJSON_AddItemToObject(doc, "violations", copy_or(r->violations, cJSON_CreateArray()));
+    cJSON_AddItemToObject(doc, "plans", lines_json(&r->plans));
+    cJSON_AddNumberToObject(doc, "tries", r->tries);
+    cJSON_AddNumberToObject(doc, "replans", r->replans);
+    cJSON_AddNumberToObject(doc, "llm_calls", r->llm_calls);
+    cJSON_AddNumberToObject(doc, "plan_ms", r->plan_ms);
+    if (r->first_action_ms >= 0)
+        cJSON_AddNumberToObject(doc, "first_action_ms", r->first_action_ms);
+    else
+        cJSON_AddNullToObject(doc, "first_action_ms");
+    cJSON_AddNumberToObject(doc, "excursion_cm", r->excursion_cm);
+    cJSON_AddNumberToObject(doc, "exec_ms", r->exec_ms);
+    cJSON_AddNumberToObject(doc, "total_ms", r->total_ms);
+    cJSON *tok = cJSON_AddObjectToObject(doc, "tokens");
+    cJSON_AddNumberToObject(tok, "prompt", (double)r->prompt_tokens);
+    cJSON_AddNumberToObject(tok, "completion", (double)r->completion_tokens);
+    /* Beside "tokens", which keeps exactly the SPEC's two counts. */
+    if (r->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
+    if (r->cached_tokens > 0)
+        cJSON_AddNumberToObject(doc, "cached_tokens", (double)r->cached_tokens);
+    if (r->candidates)
+        cJSON_AddItemToObject(doc, "candidates", cJSON_Duplicate(r->candidates, true));
+    if (r->candidates_cost)
+        cJSON_AddItemToObject(doc, "candidates_cost", cJSON_Duplicate(r->candidates_cost, true));
+    if (r->frames) cJSON_AddItemToObject(doc, "frames", cJSON_Duplicate(r->frames, true));
+    if (r->pictures) cJSON_AddItemToObject(doc, "pictures", cJSON_Duplicate(r->pictures, true));
+    if (r->mission_id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)r->mission_id);
+    return doc;
+}
+
+void mission_report_free(mission_report *r)
+{
+    cJSON_Delete(r->result);
+    free(r->error);
+    lines_free(&r->logs);
+    cJSON_Delete(r->calls);
+    cJSON_Delete(r->violations);
+    lines_free(&r->plans);
+    cJSON_Delete(r->candidates);
+    cJSON_Delete(r->candidates_cost);
+    cJSON_Delete(r->frames);
+    cJSON_Delete(r->pictures);
+    memset(r, 0, sizeof *r);
+    r->first_action_ms = -1;
+}

@@ -1,0 +1,69 @@
+/*
+ * What a flight did, as typed data: the run report of SPEC §2 before it is
+ * a document. The runner and the mission controller fill it; a front end
+ * encodes it at its edge with mission_report_json (the one encoder of the
+ * `run --json` document; `aloft serve`'s end event takes its fields from
+ * the same encoding).
+ *
+ * Values that are MiniSpec values or other modules' records stay JSON
+ * inside: the plan's result, the skill calls and violations (the skills'
+ * records, skills.h), the candidates (candidates.h) and the camera's
+ * frames and pictures (world.h).
+ */
+#ifndef ALOFT_MISSION_REPORT_H
+#define ALOFT_MISSION_REPORT_H
+
+#include "drone/drone.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A list of strings (logs, plans), each malloc'd. */
+typedef struct report_lines {
+    char **s;
+    int n, cap;
+} report_lines;
+
+/* Appends LEN bytes of TEXT; -1 when out of memory. */
+int report_lines_add(report_lines *l, const char *text, size_t len);
+
+typedef struct mission_report {
+    bool ok;
+    cJSON *result; /* the last plan's result when ok (NULL: null); owned */
+    char *error;   /* why not ok, or NULL (null); owned */
+    report_lines logs;
+    bool has_pose; /* false: "pose" is {} (the flight ended before a world) */
+    drone_pose pose;
+    cJSON *calls, *violations; /* arrays (skills.h), NULL: []; owned */
+    report_lines plans;
+    int tries, replans, llm_calls;
+    double plan_ms;
+    double first_action_ms; /* < 0: null (nothing acted) */
+    double excursion_cm, exec_ms, total_ms;
+    long long prompt_tokens, completion_tokens;
+    bool tokens_estimated;    /* "tokens_estimated": true, when set */
+    long long cached_tokens;  /* "cached_tokens", when > 0 */
+    cJSON *candidates;        /* "candidates", or NULL; owned */
+    cJSON *candidates_cost;   /* "candidates_cost", or NULL; owned */
+    cJSON *frames, *pictures; /* the camera's, or NULL; owned */
+    int64_t mission_id;       /* "mission_id" when > 0 */
+} mission_report;
+
+/* Every field at its empty value; PLAN (may be NULL) becomes the single
+ * entry of "plans" (and "tries" 1). */
+void mission_report_init(mission_report *r, const char *plan, size_t len);
+
+/* Replaces R's error with MSG (copied). */
+void mission_report_error(mission_report *r, const char *msg);
+
+/* The pose P, rounded to a tenth, yaw in [0, 360). */
+void mission_report_pose(mission_report *r, drone_pose p);
+
+/* The SPEC §2 document of R (R is not changed), NULL if out of memory. */
+cJSON *mission_report_json(const mission_report *r);
+
+void mission_report_free(mission_report *r);
+
+#endif

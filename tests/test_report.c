@@ -1,0 +1,82 @@
+/* The run report's one encoder (mission/report.h): the SPEC §2 `run --json`
+ * document, its fields in their order, at their empty values and filled.
+ * labels: mission */
+#include "jsonout.h"
+#include "mission/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* R as the document's text (what `run --json` prints). */
+static char *text(const mission_report *r)
+{
+    cJSON *doc = mission_report_json(r);
+    char *t = doc ? jsonout_print(doc) : NULL;
+    cJSON_Delete(doc);
+    return t;
+}
+
+static void check_text(const mission_report *r, const char *want)
+{
+    char *got = text(r);
+    CHECK(got && strcmp(got, want) == 0, "\n got  %s\n want %s", got ? got : "(null)", want);
+    free(got);
+}
+
+int main(void)
+{
+    mission_report r;
+    /* Nothing flew: every field at its empty value, "pose" an empty object. */
+    mission_report_init(&r, NULL, 0);
+    check_text(&r, "{\"ok\":false,\"result\":null,\"error\":null,\"logs\":[],\"pose\":{},"
+                   "\"calls\":[],\"violations\":[],\"plans\":[],\"tries\":0,\"replans\":0,"
+                   "\"llm_calls\":0,\"plan_ms\":0,\"first_action_ms\":null,\"excursion_cm\":0,"
+                   "\"exec_ms\":0,\"total_ms\":0,\"tokens\":{\"prompt\":0,\"completion\":0}}");
+    mission_report_free(&r);
+
+    /* A plan that flew: the plan (cut at its length), a try, logs, the pose
+     * rounded to a tenth with the yaw wrapped, the optional fields last. */
+    mission_report_init(&r, "tc(90);l('x')xyz", 13);
+    r.ok = true;
+    r.result = cJSON_CreateNumber(3);
+    report_lines_add(&r.logs, "x", 1);
+    report_lines_add(&r.logs, "line two", 8);
+    mission_report_pose(&r, (drone_pose){.x = 1.04, .y = -2.26, .z = 100, .yaw = -90});
+    r.calls = cJSON_Parse("[{\"skill\":\"turn_cw\"}]");
+    r.first_action_ms = 12.5;
+    r.excursion_cm = 1.5;
+    r.tokens_estimated = true;
+    r.cached_tokens = 7;
+    r.mission_id = 42;
+    check_text(&r, "{\"ok\":true,\"result\":3,\"error\":null,\"logs\":[\"x\",\"line two\"],"
+                   "\"pose\":{\"x\":1,\"y\":-2.3,\"z\":100,\"yaw\":270},"
+                   "\"calls\":[{\"skill\":\"turn_cw\"}],\"violations\":[],"
+                   "\"plans\":[\"tc(90);l('x')\"],\"tries\":1,\"replans\":0,\"llm_calls\":0,"
+                   "\"plan_ms\":0,\"first_action_ms\":12.5,\"excursion_cm\":1.5,\"exec_ms\":0,"
+                   "\"total_ms\":0,\"tokens\":{\"prompt\":0,\"completion\":0},"
+                   "\"tokens_estimated\":true,\"cached_tokens\":7,\"mission_id\":42}");
+    /* The encoder leaves the report as it was: a second encoding is the same. */
+    char *a = text(&r), *b = text(&r);
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+    /* An error replaces the last one; "ok" false with it. */
+    r.ok = false;
+    mission_report_error(&r, "first");
+    mission_report_error(&r, "second");
+    cJSON *doc = mission_report_json(&r);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+    CHECK(cJSON_IsString(e) && strcmp(e->valuestring, "second") == 0);
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(doc, "ok")));
+    cJSON_Delete(doc);
+    mission_report_free(&r);
+
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("test_report: ok\n");
+    return failures != 0;
+}
