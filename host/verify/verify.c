@@ -12,7 +12,9 @@
 #include "minispec/stream.h"
 #include "minispec/stream_exec.h"
 #include "mission/runner.h"
+#include "verify/verify_remote.h"
 #include "verify/world.h"
+#include "worker/vm.h"
 
 #include <errno.h>
 #include <math.h>
@@ -410,6 +412,8 @@ cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
         snprintf(err, errlen, "the number of worlds must be between 1 and %d", VERIFY_MAX_WORLDS);
         return NULL;
     }
+    /* SPEC §6: the worlds fly in workers, unless this process runs its VMs */
+    if (vm_workers_enabled()) return verify_remote_plan(o, failed, err, errlen);
     cJSON *doc = cJSON_CreateObject();
     cJSON *worlds = cJSON_AddNumberToObject(doc, "worlds", 0);
     cJSON_AddNumberToObject(doc, "seed", (double)o->seed);

@@ -9,6 +9,7 @@
 #include "minispec/stream_exec.h"
 #include "worker/frame.h"
 #include "worker/confine.h"
+#include "worker/verify_worker.h"
 #include "worker/vm_internal.h"
 
 #include <fcntl.h>
@@ -494,6 +495,7 @@ int worker_main(int argc, char **argv)
         frame *f = calloc(1, sizeof *f);
         const char *why;
         if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0);
+        if (verify_worker_take(f, send_locked)) continue; /* verify_worker.h */
         wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
         /* test-only: the first work after a mission opened gets the
          * misbehaviour; "hang" drops it and never answers, while this
