@@ -10,7 +10,8 @@
  * =malformed with a frame header that is not one, =hang with silence, and
  * =open, =socket or =execve with that system call after confinement; the
  * tests of the host's defences (tests/test_worker_*.py) set it. Nothing else
- * reads that variable.
+ * reads that variable but verification's jobs (verify_worker.h: modes of
+ * their own, and =hang).
  */
 #ifndef ALOFT_WORKER_WORKER_H
 #define ALOFT_WORKER_WORKER_H
