@@ -9,20 +9,9 @@
 
 #define ARENA_CHUNK (64u * 1024u)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ARENA_ON false
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define ARENA_ON false
-#endif
-#endif
-#ifndef ARENA_ON
-#define ARENA_ON true
-#endif
-
 static bool small(size_t n)
 {
-    return ARENA_ON && n > 0 && n <= SANDBOX_ARENA_SMALL;
+    return SANDBOX_ARENA_ON && n > 0 && n <= SANDBOX_ARENA_SMALL;
 }
 
 /* The size class of a small block: 16-byte steps. */

@@ -17,6 +17,18 @@
 
 #include <stddef.h>
 
+/* false in a sanitizer build: every block is malloc's */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDBOX_ARENA_ON 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define SANDBOX_ARENA_ON 0
+#endif
+#endif
+#ifndef SANDBOX_ARENA_ON
+#define SANDBOX_ARENA_ON 1
+#endif
+
 #define SANDBOX_ARENA_SMALL 256
 #define SANDBOX_ARENA_CLASSES (SANDBOX_ARENA_SMALL / 16)
 
