@@ -166,7 +166,15 @@ failed_cleanly("hang", rc, out, err, ["verification failed: the worker hung", "k
 check(took < 10, "hang: noticed after %.1f s" % took)
 
 # Ctrl-C stops the workers' worlds: a report of the worlds flown so far.
-args = [ALOFT, "check", "--json", "--verify", "10000", "--scene", OFFICE, safe]
+# Each world spins a while, so that 10,000 of them take far longer than
+# the half second before the signal.
+with open(os.path.join(skills, "spin.lua"), "w") as f:
+    f.write("return {name = 'spin', description = 'takes its time', args = {},\n"
+            "returns = 'bool', run = function()\n"
+            "  local n = 0 for i = 1, 300000 do n = n + i end return true end}\n")
+spin = write("spin.ms", "spin();tc(90);->True")
+args = [ALOFT, "check", "--json", "--verify", "10000", "--scene", OFFICE, "--skills", skills,
+        spin]
 p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 time.sleep(0.5)
 t0 = time.monotonic()

@@ -219,6 +219,8 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
         snprintf(err, errlen, "out of memory");
         return SANDBOX_ERROR;
     }
+    /* the same statements in every world: compiled once */
+    ms_exec_cache_statements(x);
     ms_stream_feed(ps, o->plan, o->plan_len);
     ms_stream_finish(ps);
     /* Our own copy of the executor's block stack: is each open block
