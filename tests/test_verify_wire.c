@@ -134,6 +134,53 @@ static void check_end(void)
     frame_free(&f);
 }
 
+/* A batch of frames: each whole, of this request, with its own length. */
+static int batch_count(const frame_header *wrong, size_t cut)
+{
+    frame b = {0}, one = {0};
+    frame_start(&b, FRAME_VBATCH, 7);
+    for (int i = 0; i < 2; i++) {
+        frame_start(&one, FRAME_VWORLD, 7);
+        frame_put_u32(&one, (uint32_t)i);
+        frame_put_u8(&one, VERIFY_OK);
+        frame_header h = one.h;
+        h.len = (uint32_t)one.pos;
+        if (wrong && i == 1) h = *wrong;
+        unsigned char bytes[64];
+        memcpy(bytes, &h, sizeof h);
+        memcpy(bytes + sizeof h, one.buf, one.pos);
+        frame_put_text(&b, (const char *)bytes, sizeof h + one.pos - (i == 1 ? cut : 0));
+    }
+    as_received(&b);
+    frame inner;
+    int n = 0, rc;
+    while ((rc = verify_wire_next_in_batch(&b, &inner)) == 1) {
+        verify_kind k;
+        cJSON *e;
+        char err[128];
+        if (verify_wire_get_world(&inner, n, 2, &k, &e, err, sizeof err) == 0) n++;
+    }
+    frame_free(&b);
+    frame_free(&one);
+    return rc < 0 ? -1 : n;
+}
+
+static void check_batches(void)
+{
+    CHECK(batch_count(NULL, 0) == 2, "two worlds in one batch");
+    frame_header h = {.len = 5, .type = FRAME_VWORLD, .zero = 0, .mission = 7};
+    CHECK(batch_count(&h, 0) == 2, "the right header, written out");
+    h.len = 6;
+    CHECK(batch_count(&h, 0) == -1, "a length one byte too long");
+    h.len = 4;
+    CHECK(batch_count(&h, 0) == -1, "a length one byte too short");
+    h.len = 5, h.mission = 8;
+    CHECK(batch_count(&h, 0) == -1, "another request's frame");
+    h.mission = 7, h.zero = 1;
+    CHECK(batch_count(&h, 0) == -1, "a header that is not one");
+    CHECK(batch_count(NULL, 5) == -1, "a frame shorter than its header");
+}
+
 /* The request carries everything a confined worker needs, unchanged. */
 static void check_request(void)
 {
@@ -196,6 +243,7 @@ int main(void)
 {
     check_verdicts();
     check_end();
+    check_batches();
     check_request();
     return failures ? 1 : 0;
 }

@@ -193,6 +193,24 @@ static int on_frame(vrun *r, share *s, frame *f, char *err, size_t errlen)
     return 0;
 }
 
+/* The frames of a batch, in order. */
+static int on_batch(vrun *r, share *s, frame *b, char *err, size_t errlen)
+{
+    if (b->h.mission != r->id)
+        return fault(r, s, err, errlen, "sent %s: cut off (%s)", "a frame for another request");
+    frame inner;
+    int rc;
+    while ((rc = verify_wire_next_in_batch(b, &inner)) == 1) {
+        if (inner.h.type == FRAME_VBATCH)
+            return fault(r, s, err, errlen, "sent %s: cut off (%s)", "a batch inside a batch");
+        if (on_frame(r, s, &inner, err, errlen)) return -1;
+        if (s->ended && b->pos != b->h.len)
+            return fault(r, s, err, errlen, "sent %s: cut off (%s)", "a frame after its end");
+    }
+    if (rc < 0) return fault(r, s, err, errlen, "sent %s: cut off (%s)", "a malformed batch");
+    return 0;
+}
+
 /* Reads what share S has sent. 0, or -1 with the verification's error. */
 static int drain(vrun *r, share *s, frame *f, char *err, size_t errlen)
 {
@@ -203,7 +221,9 @@ static int drain(vrun *r, share *s, frame *f, char *err, size_t errlen)
         if (rc < 0 && strcmp(why, "the worker closed its end") == 0)
             return fault(r, s, err, errlen, "crashed (%s%s)", "");
         if (rc < 0) return fault(r, s, err, errlen, "sent %s: cut off (%s)", why);
-        if (on_frame(r, s, f, err, errlen)) return -1;
+        if (f->h.type == FRAME_VBATCH ? on_batch(r, s, f, err, errlen)
+                                      : on_frame(r, s, f, err, errlen))
+            return -1;
         if (s->ended) return 0;
     }
 }

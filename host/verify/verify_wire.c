@@ -319,6 +319,24 @@ int verify_wire_get_world(frame *f, int expected, int worlds, verify_kind *kind,
     return 0;
 }
 
+/* ---- batches -------------------------------------------------------------- */
+
+int verify_wire_next_in_batch(frame *b, frame *inner)
+{
+    if (b->pos == b->h.len && !b->bad) return 0;
+    size_t len;
+    const unsigned char *p = (const unsigned char *)frame_get_text(b, &len);
+    frame_header h;
+    if (b->bad || len < sizeof h) return -1;
+    memcpy(&h, p, sizeof h);
+    if (h.len != len - sizeof h || h.zero != 0 || h.mission != b->h.mission) return -1;
+    memset(inner, 0, sizeof *inner);
+    inner->h = h;
+    inner->buf = (unsigned char *)p + sizeof h;
+    inner->cap = h.len;
+    return 1;
+}
+
 /* ---- the end of a share ---------------------------------------------------- */
 
 void verify_wire_put_end(frame *f, uint32_t id, verify_wire_end end, const char *msg)

@@ -12,6 +12,10 @@
  *     calls); a passing world carries its index and kind only.
  *   FRAME_VEND (worker -> host): the worker's share is done, was cancelled
  *     (FRAME_CANCEL with the request's id) or could not run (a message).
+ *   FRAME_VBATCH (worker -> host): VWORLD and VEND frames sent together
+ *     (each as a text holding its header and payload), at most
+ *     VERIFY_WIRE_BATCH_BYTES or VERIFY_WIRE_BATCH_MS old, so that the host
+ *     does not wake up for every world.
  *
  * The host reads FRAME_VWORLD and FRAME_VEND as untrusted input:
  * verify_wire_get_world refuses a world outside the share or out of order,
@@ -28,6 +32,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define VERIFY_WIRE_BATCH_BYTES (32u * 1024u)
+#define VERIFY_WIRE_BATCH_MS 5.0
 
 /* A user skill's file, as the loader read it. */
 typedef struct verify_wire_skill {
@@ -73,6 +80,11 @@ void verify_wire_put_world(frame *f, uint32_t id, const cJSON *e, verify_kind ki
  * wrong. */
 int verify_wire_get_world(frame *f, int expected, int worlds, verify_kind *kind, cJSON **entry,
                           char *err, size_t errlen);
+
+/* The next frame inside FRAME_VBATCH B into *INNER (which points into B:
+ * not to be freed). 1 with a frame, 0 at B's end, -1 when what is there is
+ * not a frame of this request (its header, length or id). */
+int verify_wire_next_in_batch(frame *b, frame *inner);
 
 /* FRAME_VEND: how the share ended, and a message for VERIFY_WIRE_FAILED. */
 void verify_wire_put_end(frame *f, uint32_t id, verify_wire_end end, const char *msg);

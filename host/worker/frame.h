@@ -45,6 +45,7 @@ typedef enum frame_type {
     FRAME_VALUE,       /* RESULT's or RUN's value */
     FRAME_VWORLD = 50, /* VERIFY: one world's verdict */
     FRAME_VEND,        /* VERIFY: the worker's share of the worlds ended */
+    FRAME_VBATCH,      /* VERIFY: VWORLD and VEND frames, several at once */
 } frame_type;
 
 typedef struct frame_header {

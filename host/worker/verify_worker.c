@@ -3,6 +3,7 @@
  */
 #include "worker/verify_worker.h"
 
+#include "clock.h"
 #include "loader/loader.h"
 #include "verify/verify_wire.h"
 
@@ -20,6 +21,9 @@ typedef struct vjob {
     sandbox *sb;        /* the world's sandbox while its plan runs */
     bool cancelled;
     struct vjob *next;
+    frame batch; /* frames not yet sent (FRAME_VBATCH) */
+    int batched;
+    double flushed_ms;
 } vjob;
 
 static pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -108,6 +112,35 @@ static bool is_cancelled(vjob *j)
     return c;
 }
 
+/* Sends what waits in the batch. */
+static void flush(vjob *j)
+{
+    if (j->batched) j->send(&j->batch);
+    frame_start(&j->batch, FRAME_VBATCH, j->id);
+    j->batched = 0;
+    j->flushed_ms = clock_now_ms();
+}
+
+/* Queues frame F for the host. Verdicts go in batches: a verdict each,
+ * the host would wake up for every world. A batch leaves when it is big or
+ * a few milliseconds old, so the host hears from a worker at least once a
+ * world (its watchdog counts the silence) and at once at the end. */
+static void queue(vjob *j, frame *f)
+{
+    frame_header h = f->h;
+    h.len = (uint32_t)f->pos;
+    unsigned char *one = malloc(sizeof h + f->pos);
+    if (!one) _exit(4);
+    memcpy(one, &h, sizeof h);
+    if (f->pos) memcpy(one + sizeof h, f->buf, f->pos);
+    frame_put_text(&j->batch, (const char *)one, sizeof h + f->pos);
+    free(one);
+    j->batched++;
+    if (f->h.type == FRAME_VEND || j->batch.pos >= VERIFY_WIRE_BATCH_BYTES ||
+        clock_now_ms() - j->flushed_ms >= VERIFY_WIRE_BATCH_MS)
+        flush(j);
+}
+
 /* Test-only: a worker whose replies are wrong (verify_worker.h). */
 static bool misbehave(vjob *j, frame *out, uint32_t world)
 {
@@ -136,7 +169,7 @@ static verify_wire_end fly(vjob *j, const skill_registry *reg, frame *out, char 
         if (!e) return VERIFY_WIRE_FAILED;
         verify_wire_put_world(out, j->id, e, k);
         cJSON_Delete(e);
-        j->send(out);
+        queue(j, out);
         if (k == VERIFY_CANCELLED) return VERIFY_WIRE_CANCELLED;
     }
     return VERIFY_WIRE_DONE;
@@ -159,6 +192,8 @@ static void *job_thread(void *ud)
     frame out = {0};
     char msg[1024] = "";
     verify_wire_end end = VERIFY_WIRE_FAILED;
+    frame_start(&j->batch, FRAME_VBATCH, j->id);
+    j->flushed_ms = clock_now_ms();
     pthread_mutex_lock(&run_mu);
     if (verify_wire_get_request(j->req, &j->r, msg, sizeof msg) == 0) {
         const skill_registry *reg = registry_for(&j->r, msg, sizeof msg);
@@ -166,8 +201,9 @@ static void *job_thread(void *ud)
     }
     pthread_mutex_unlock(&run_mu);
     verify_wire_put_end(&out, j->id, end, end == VERIFY_WIRE_FAILED ? msg : "");
-    j->send(&out);
+    queue(j, &out);
     frame_free(&out);
+    frame_free(&j->batch);
     forget(j);
     verify_wire_request_free(&j->r);
     drop(j->req);
