@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 
-from worker_proc import orphan_workers
+from worker_proc import orphan_workers, workers_of
 
 ALOFT = os.environ.get("ALOFT", "build/aloft")
 SRC = os.environ.get("SRC", ".")
@@ -176,7 +176,11 @@ spin = write("spin.ms", "spin();tc(90);->True")
 args = [ALOFT, "check", "--json", "--verify", "10000", "--scene", OFFICE, "--skills", skills,
         spin]
 p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(0.5)
+# the signal once the workers fly (they start after aloft's handler is set)
+deadline = time.monotonic() + GUARD_S
+while not workers_of(p.pid) and p.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.02)
+time.sleep(0.3)
 t0 = time.monotonic()
 p.send_signal(signal.SIGINT)
 out, err = p.communicate(timeout=GUARD_S)
