@@ -3,7 +3,7 @@
 wholly inside workers, and the report is the one `--in-process` makes for
 the same seed, however many workers share the worlds (ALOFT_WORKERS). A
 plan that crashes the worker's VM, a worker that sends a verdict it may not
-(the test-only modes of worker/verify_worker.h) and one that never answers
+(the test-only modes of verify/verify_worker.h) and one that never answers
 end the verification with a clear error: exit 1, no plan flown, the host
 well and no worker left behind.
 labels: safety sandbox verify"""

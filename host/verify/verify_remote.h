@@ -4,7 +4,7 @@
  *
  * The worlds are split between up to one worker per core (ALOFT_WORKERS
  * overrides): worker j of W flies worlds j, j + W, j + 2W ... wholly inside
- * itself (worker/verify_worker.h) and sends back each world's verdict,
+ * itself (verify/verify_worker.h) and sends back each world's verdict,
  * which the host checks as untrusted input (verify/verify_wire.h) and puts
  * in order. Each world depends on (seed, index) alone, so the report is the
  * one verify_plan makes in this process, whatever the split.

@@ -9,12 +9,15 @@
  * Each world's verdict goes back as FRAME_VWORLD, the end as FRAME_VEND.
  * FRAME_CANCEL with the job's id stops the world being flown.
  *
- * Test-only (ALOFT_TEST_WORKER, see worker.h): =verify-world sends a
+ * The aloft program hands verify_worker_take to the worker process
+ * (worker_set_extra, worker/worker.h) before its main loop starts.
+ *
+ * Test-only (ALOFT_TEST_WORKER, see worker/worker.h): =verify-world sends a
  * world the host did not ask for, =verify-kind a verdict that is none,
  * =verify-extra a passing world with bytes after it, =hang nothing at all.
  */
-#ifndef ALOFT_WORKER_VERIFY_WORKER_H
-#define ALOFT_WORKER_VERIFY_WORKER_H
+#ifndef ALOFT_VERIFY_VERIFY_WORKER_H
+#define ALOFT_VERIFY_VERIFY_WORKER_H
 
 #include "worker/frame.h"
 

@@ -1,7 +1,7 @@
 /*
  * Plan verification's jobs in a worker process (see verify_worker.h).
  */
-#include "worker/verify_worker.h"
+#include "verify/verify_worker.h"
 
 #include "clock.h"
 #include "loader/loader.h"
