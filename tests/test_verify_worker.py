@@ -79,6 +79,9 @@ cases = [
     ("watch", windy, write("edge.ms", "mr(240);_1=0;?_1<1{d(20000)};mf(20)"), []),
     ("skill", low, write("picky.ms", "tu(180);picky();->True"),
      ["--skills", skills, "--max-instructions", "200000"]),
+    # user skills written in MiniSpec, compiled again inside the worker
+    ("minispec skill", OFFICE, write("sweep.ms", "_1=sweeping('apple');?_1==True{mf(900)};->_1"),
+     ["--skills", os.path.join(SRC, "examples/skills")]),
 ]
 for name, scene, plan, extra in cases:
     rc, want, err = verify(scene, plan, 40, in_process=True, extra=extra)
