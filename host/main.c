@@ -4,6 +4,7 @@
  */
 #include "cmd/cli.h"
 #include "term.h"
+#include "verify/verify_worker.h"
 #include "worker/vm.h"
 #include "worker/worker.h"
 
@@ -79,7 +80,10 @@ int main(int argc, char **argv)
      * It prints nothing of a plan's (its output travels to the host in
      * frames), so it keeps the plain streams and allocates nothing before
      * its confinement checks for leaks. */
-    if (argc > 1 && strcmp(argv[1], "__worker") == 0) return worker_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "__worker") == 0) {
+        worker_set_extra(verify_worker_take); /* verification's worlds */
+        return worker_main(argc - 1, argv + 1);
+    }
     escape_standard_streams();
     /* A file past RLIMIT_FSIZE fails with EFBIG instead of killing the
      * process: pictures, the store and the report then end the mission

@@ -17,6 +17,8 @@
  */
 #include "sandbox/sandbox_internal.h"
 
+#include "sandbox/arena.h"
+
 #include "clock.h"
 
 #include <lauxlib.h>
@@ -57,6 +59,8 @@ struct sandbox {
     bool out_truncated;
     void (*out_hook)(void *ud, const char *line, size_t len);
     void *out_hook_ud;
+
+    sandbox_arena arena; /* the state's small blocks (arena.h) */
 };
 
 static const char limit_key = 'L'; /* its address is the limit error */
@@ -75,7 +79,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     sandbox *sb = ud;
     if (!ptr) osize = 0; /* osize encodes the object type for new blocks */
     if (nsize == 0) {
-        free(ptr);
+        sandbox_arena_realloc(&sb->arena, ptr, osize, 0);
         sb->mem_used -= osize;
         return NULL;
     }
@@ -93,7 +97,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         sb->refused_want = nsize - osize;
         return NULL;
     }
-    void *p = realloc(ptr, nsize);
+    void *p = sandbox_arena_realloc(&sb->arena, ptr, osize, nsize);
     if (!p) return NULL;
     /* the retry after an emergency collection fitted: nothing to judge */
     if (sb->refused_nsize == nsize && sb->refused_ptr == ptr && sb->refused_osize == osize)
@@ -265,6 +269,7 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
     sb->L = lua_newstate(sandbox_alloc, sb);
     if (!sb->L) {
         snprintf(err, errlen, "cannot create a Lua state within %zu bytes", sb->lim.max_memory);
+        sandbox_arena_release(&sb->arena);
         free(sb);
         return NULL;
     }
@@ -289,6 +294,7 @@ void sandbox_free(sandbox *sb)
     /* Closing runs no script code of consequence (no __gc is ever set), and
      * the hook stays armed for whatever does run. */
     lua_close(sb->L); /* never NULL: sandbox_new frees a state it could not make */
+    sandbox_arena_release(&sb->arena);
     free(sb->out);
     free(sb);
 }

@@ -19,11 +19,17 @@ struct ms_exec {
     sandbox *sb;
     int vars_ref, result_ref;
     bool finished;
+    bool cached; /* ms_exec_cache_statements */
     exec_frame *frames;
     int nframes, cap_frames;
     int statements;
     bool cond_taken; /* the last condition block closed was active */
 };
+
+void ms_exec_cache_statements(ms_exec *x)
+{
+    x->cached = true;
+}
 
 ms_exec *ms_exec_new(sandbox *sb)
 {
@@ -69,7 +75,9 @@ static sandbox_status run_chunk(ms_exec *x, const ms_event *ev, int *nres, char 
     int base = lua_gettop(L);
     char name[48];
     snprintf(name, sizeof name, "=plan %d:%d", ev->line, ev->col);
-    sandbox_status st = sandbox_load(x->sb, ev->lua, ev->lua_len, name, err, errlen);
+    sandbox_status st = x->cached
+                            ? sandbox_load_cached(x->sb, ev->lua, ev->lua_len, name, err, errlen)
+                            : sandbox_load(x->sb, ev->lua, ev->lua_len, name, err, errlen);
     if (st != SANDBOX_OK) return st;
     lua_rawgeti(L, LUA_REGISTRYINDEX, x->vars_ref);
     st = sandbox_call(x->sb, 1, LUA_MULTRET, err, errlen);

@@ -18,6 +18,10 @@ typedef struct ms_exec ms_exec;
 ms_exec *ms_exec_new(sandbox *sb);
 void ms_exec_free(ms_exec *x);
 
+/* Compiles each statement once per process (sandbox_load_cached) instead of
+ * at every run: for verification, which runs the same plan in many worlds. */
+void ms_exec_cache_statements(ms_exec *x);
+
 /* Acts on one event (NONE and DONE do nothing). Returns SANDBOX_OK, or the
  * status of a chunk that failed, with its message in ERR; an MS_EV_ERROR
  * event returns SANDBOX_ERROR with the diagnostic as "line:col: message".

@@ -12,7 +12,9 @@
 #include "minispec/stream.h"
 #include "minispec/stream_exec.h"
 #include "mission/runner.h"
+#include "verify/verify_remote.h"
 #include "verify/world.h"
+#include "worker/vm.h"
 
 #include <errno.h>
 #include <math.h>
@@ -217,6 +219,8 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
         snprintf(err, errlen, "out of memory");
         return SANDBOX_ERROR;
     }
+    /* the same statements in every world: compiled once */
+    ms_exec_cache_statements(x);
     ms_stream_feed(ps, o->plan, o->plan_len);
     ms_stream_finish(ps);
     /* Our own copy of the executor's block stack: is each open block
@@ -410,6 +414,8 @@ cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
         snprintf(err, errlen, "the number of worlds must be between 1 and %d", VERIFY_MAX_WORLDS);
         return NULL;
     }
+    /* SPEC §6: the worlds fly in workers, unless this process runs its VMs */
+    if (vm_workers_enabled()) return verify_remote_plan(o, failed, err, errlen);
     cJSON *doc = cJSON_CreateObject();
     cJSON *worlds = cJSON_AddNumberToObject(doc, "worlds", 0);
     cJSON_AddNumberToObject(doc, "seed", (double)o->seed);

@@ -34,12 +34,18 @@ typedef enum frame_type {
     FRAME_RUN,      /* run a high-level skill's Lua (answered by VALUE or ERR) */
     FRAME_CANCEL,   /* stop the mission's VM (no answer) */
     FRAME_CLOSE,    /* the mission ended: free its VM (no answer) */
+    /* plan verification (verify/verify_wire.h): worlds flown wholly in
+     * the worker, answered by VWORLD per world, then VEND */
+    FRAME_VERIFY = 20,
     /* worker -> host */
     FRAME_OPENED = 32, /* OPEN done: a status and a message */
     FRAME_CALL,        /* a skill call: index and arguments */
     FRAME_OUTPUT,      /* text written by print */
     FRAME_DONE,        /* BEGIN, EVENT or SCRIPT ended: status, message, usage */
     FRAME_VALUE,       /* RESULT's or RUN's value */
+    FRAME_VWORLD = 50, /* VERIFY: one world's verdict */
+    FRAME_VEND,        /* VERIFY: the worker's share of the worlds ended */
+    FRAME_VBATCH,      /* VERIFY: VWORLD and VEND frames, several at once */
     /* a skill file's fields (worker/skill_read.h): host -> worker, its answer */
     FRAME_SKILL_READ = 24,
     FRAME_SKILL_META = 56,

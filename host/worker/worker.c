@@ -53,6 +53,12 @@ static int sock = -1;
 static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t list_mu = PTHREAD_MUTEX_INITIALIZER;
 static wmission *missions;
+static worker_extra_fn extra;
+
+void worker_set_extra(worker_extra_fn fn)
+{
+    extra = fn;
+}
 
 static void send_locked(frame *f)
 {
@@ -500,6 +506,7 @@ int worker_main(int argc, char **argv)
         frame *f = calloc(1, sizeof *f);
         const char *why;
         if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0);
+        if (extra && extra(f, send_locked)) continue; /* worker_set_extra */
         wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
         /* test-only: the first work after a mission opened, or a skill
          * file to read, gets the misbehaviour; "hang" drops it and never answers, while this

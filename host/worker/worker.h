@@ -11,10 +11,23 @@
  * =malformed with a frame header that is not one, =hang with silence, and
  * =open, =socket or =execve with that system call after confinement; the
  * tests of the host's defences (tests/test_worker_*.py) set it. Nothing else
- * reads that variable.
+ * reads that variable but verification's jobs (verify/verify_worker.h: modes of
+ * their own, and =hang).
  */
 #ifndef ALOFT_WORKER_WORKER_H
 #define ALOFT_WORKER_WORKER_H
+
+#include "worker/frame.h"
+
+#include <stdbool.h>
+
+/* Work of another kind than missions, which this layer does not know:
+ * FN is offered every frame the host sends before the missions see it, and
+ * takes it (true: F, from malloc, is FN's) or leaves it. SEND writes a frame
+ * to the host under the worker's write lock. The program sets it before
+ * worker_main (verification's jobs, verify/verify_worker.h). */
+typedef bool (*worker_extra_fn)(frame *f, void (*send)(frame *));
+void worker_set_extra(worker_extra_fn fn);
 
 /* The worker's main: ARGV[1] is the socket's descriptor. Returns the exit
  * status (0 when the host closed the socket). */
