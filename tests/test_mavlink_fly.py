@@ -50,7 +50,10 @@ def px4(tmp):
 
 
 def ardupilot(tmp):
-    emu, rc, report, err = fly(tmp, "ardupilot", "--boot-ms", "4000")
+    # The EKF origin 1.5 m above home, as ArduPilot's can be (it is set at
+    # the first GPS fix, home where the vehicle arms); its HOME_POSITION
+    # then says x = y = z = 0: heights must still be above home.
+    emu, rc, report, err = fly(tmp, "ardupilot", "--boot-ms", "4000", "--origin-alt-m", "1.5")
     check(rc == 0 and report and report["ok"], "ardupilot: the mission succeeds: %d %s"
           % (rc, err[-400:]))
     seq = sequence(emu)
@@ -70,6 +73,9 @@ def ardupilot(tmp):
     check(sp and all(not (r["fields"]["type_mask"] & 0x400) for r in sp),
           "ardupilot: every position target carries its yaw")
     check("waiting" in err, "ardupilot: progress lines while the vehicle boots: %r" % err[:300])
+    takeoff = [r["fields"] for r in emu.received("COMMAND_LONG") if r["fields"]["command"] == 22]
+    check(takeoff and all(abs(f["param7"] - 2.5) < 0.05 for f in takeoff),
+          "ardupilot: MAV_CMD_NAV_TAKEOFF asks for 2.5 m above home: %r" % takeoff[:1])
     ends_where_planned(emu, "ardupilot")
 
 

@@ -65,11 +65,24 @@ static bool measures(uint32_t msgid)
            msgid == MAV_MSG_BATTERY_STATUS;
 }
 
+/* Locked: heights are above home, and home may move while the vehicle is
+ * on the ground (ArduPilot sets it again where it arms), so home's level
+ * is followed until the vehicle is up; MAV_CMD_NAV_TAKEOFF's altitude is
+ * above that home. */
+static void follow_home_locked(mavlink_drv *m)
+{
+    bool on_ground = !mavlink_armed(&m->tm) || m->tm.landed == MAV_LANDED_STATE_ON_GROUND;
+    double z;
+    if (m->have_origin && !m->up && on_ground && mavlink_home_level(&m->tm, &z)) m->origin.z = z;
+}
+
 static void on_frame(void *ud, const mav_frame *f)
 {
     mavlink_drv *m = ud;
     pthread_mutex_lock(&m->lock);
     mavlink_telemetry_apply(&m->tm, f, clock_now_ms());
+    if (f->msgid == MAV_MSG_GLOBAL_POSITION_INT || f->msgid == MAV_MSG_HOME_POSITION)
+        follow_home_locked(m);
     bool measured = measures(f->msgid);
     drone_state st = measured ? mavlink_state_locked(m) : (drone_state){0};
     st.flying = st.flying && m->up; /* not judged while it climbs or lands */
@@ -192,7 +205,8 @@ static int mav_connect(drone *d, char *err, size_t errlen)
     pthread_mutex_lock(&m->lock);
     m->origin = m->tm.pos;
     /* heights are home-relative: the home the autopilot set, if it said */
-    if (m->tm.have_home) m->origin.z = m->tm.home.z;
+    double home_z;
+    if (mavlink_home_level(&m->tm, &home_z)) m->origin.z = home_z;
     m->have_origin = true;
     m->flying = mavlink_armed(&m->tm) && m->tm.landed != MAV_LANDED_STATE_ON_GROUND &&
                 m->tm.landed != MAV_LANDED_STATE_UNDEFINED;
@@ -469,10 +483,14 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
 
 /* ---- landing ------------------------------------------------------------------ */
 
+/* On the ground and disarmed (both autopilots disarm once their landing
+ * detector says so); a vehicle that sends no EXTENDED_SYS_STATE is judged
+ * by its disarm alone. */
 static bool landed(mavlink_drv *m, void *ud)
 {
     (void)ud;
-    return m->tm.landed == MAV_LANDED_STATE_ON_GROUND && !mavlink_armed(&m->tm);
+    return (m->tm.landed == MAV_LANDED_STATE_ON_GROUND || !m->tm.landed_seen) &&
+           !mavlink_armed(&m->tm);
 }
 
 static int mav_land(drone *d, char *err, size_t errlen)

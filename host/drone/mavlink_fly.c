@@ -181,9 +181,10 @@ int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen)
         uint32_t msgid;
         float interval_us;
     } streams[] = {
-        {MAV_MSG_LOCAL_POSITION_NED, 100000}, {MAV_MSG_ATTITUDE, 100000},
-        {MAV_MSG_EXTENDED_SYS_STATE, 500000}, {MAV_MSG_SYS_STATUS, 1000000},
-        {MAV_MSG_BATTERY_STATUS, 1000000},    {MAV_MSG_HOME_POSITION, 2000000},
+        {MAV_MSG_LOCAL_POSITION_NED, 100000},  {MAV_MSG_ATTITUDE, 100000},
+        {MAV_MSG_EXTENDED_SYS_STATE, 500000},  {MAV_MSG_SYS_STATUS, 1000000},
+        {MAV_MSG_BATTERY_STATUS, 1000000},     {MAV_MSG_HOME_POSITION, 2000000},
+        {MAV_MSG_GLOBAL_POSITION_INT, 250000},
     };
     for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
         float p[7] = {(float)streams[i].msgid, streams[i].interval_us};

@@ -72,10 +72,16 @@ typedef struct mavlink_telemetry {
     double yaw_deg; /* compass, [0, 360) */
     double roll_deg, pitch_deg;
     bool battery_valid, battery_status_seen;
-    int battery; /* percent */
-    int landed;  /* MAV_LANDED_STATE_* */
+    int battery;      /* percent */
+    int landed;       /* MAV_LANDED_STATE_* */
+    bool landed_seen; /* an EXTENDED_SYS_STATE came (some firmware sends none) */
     bool have_home;
     mavlink_ned home;
+    /* GLOBAL_POSITION_INT's height above home, metres, and when it came:
+     * with LOCAL_POSITION_NED's z it gives home's level in the local frame
+     * (ArduPilot's HOME_POSITION says x = y = z = 0 in many releases). */
+    bool have_rel_alt;
+    double rel_alt, rel_alt_ms;
     /* the last COMMAND_ACK (ACK_SEQ counts them) */
     unsigned ack_seq;
     uint16_t ack_cmd;
@@ -91,6 +97,12 @@ typedef struct mavlink_telemetry {
 
 /* Takes frame F (of the vehicle) into T at time NOW_MS. */
 void mavlink_telemetry_apply(mavlink_telemetry *t, const mav_frame *f, double now_ms);
+
+/* Home's level (NED z, metres) in the vehicle's local frame, into *Z:
+ * from GLOBAL_POSITION_INT's height above home beside a position of the
+ * same moment (within a second), else HOME_POSITION's z. False when
+ * neither is known. */
+bool mavlink_home_level(const mavlink_telemetry *t, double *z);
 
 /* Is the vehicle armed? flying with the PX4 offboard / ArduPilot GUIDED? */
 bool mavlink_armed(const mavlink_telemetry *t);

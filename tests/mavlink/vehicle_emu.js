@@ -34,7 +34,12 @@ const USAGE = `usage: vehicle_emu.js [options]
   --speed M                     horizontal speed, m/s (default 3)
   --climb M                     vertical speed, m/s (default 1.5)
   --battery PCT                 battery at start (default 95)
-  --drain PCT                   battery drain per second armed (default 0.05)`;
+  --drain PCT                   battery drain per second armed (default 0.05)
+  --origin-alt-m M              the local frame's origin (EKF origin) M metres above
+                                home: LOCAL_POSITION_NED and local targets are offset
+                                by it, HOME_POSITION's x, y, z stay 0 (as many ArduPilot
+                                releases send them), GLOBAL_POSITION_INT's
+                                relative_alt stays above home (default 0)`;
 
 function fail(msg) {
   process.stderr.write('vehicle_emu: ' + msg + '\n' + USAGE + '\n');
@@ -65,7 +70,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05,
+    battery: 95, drainPerS: 0.05, originAltM: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -92,6 +97,7 @@ function parseArgs(argv) {
       case '--climb': o.climb = num(a, v(), 0.1, 20); break;
       case '--battery': o.battery = num(a, v(), 0, 100); break;
       case '--drain': o.drainPerS = num(a, v(), 0, 100); break;
+      case '--origin-alt-m': o.originAltM = num(a, v(), -100, 100); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default: fail(`unknown option '${a}'`);
     }
