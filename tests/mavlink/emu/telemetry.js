@@ -26,7 +26,8 @@ function heartbeat(v) {
   if (v.armed) base |= MODE_FLAG.ARMED;
   return {
     type: MAV_TYPE_QUADROTOR, autopilot: v.p.autopilot, base_mode: base, custom_mode: m.custom,
-    system_status: v.armed ? MAV_STATE.ACTIVE : MAV_STATE.STANDBY, mavlink_version: 3,
+    system_status: v.p.systemStatus ? v.p.systemStatus(v) : v.armed ? MAV_STATE.ACTIVE : MAV_STATE.STANDBY,
+    mavlink_version: 3,
   };
 }
 
