@@ -199,7 +199,31 @@ static bool in_guided(mavlink_drv *m, void *ud)
     return mavlink_in_guided_mode(&m->tm);
 }
 
-int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
+/* Tries ATTEMPT until it succeeds or the readiness deadline passes: a
+ * vehicle that is not ready yet refuses with a reason (ArduPilot: GUIDED
+ * "requires position" and "PreArm: ..." for a while after its position
+ * first streams), so each refusal is a progress line when its reason
+ * changes and another try 2 s later. A cancel or a silent link ends it. */
+static int until_ready(mavlink_drv *m, int (*attempt)(mavlink_drv *m, char *why, size_t len),
+                       const char *waiting, char *err, size_t errlen)
+{
+    double end = clock_now_ms() + m->cfg.ready_timeout_ms;
+    char last[300] = "";
+    for (;;) {
+        char why[300];
+        if (attempt(m, why, sizeof why) == 0) return 0;
+        if (strcmp(why, "cancelled") == 0 || strstr(why, "fell silent"))
+            return errmsg_set(err, errlen, "%s", why);
+        if (clock_now_ms() >= end)
+            return errmsg_set(err, errlen, "the vehicle is not ready to fly after %.0f s: %s",
+                              m->cfg.ready_timeout_ms / 1000.0, why);
+        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting %s: %s", waiting, why);
+        snprintf(last, sizeof last, "%s", why);
+        if (mavlink_wait(m, NULL, NULL, 2000, true, "", err, errlen)) return -1;
+    }
+}
+
+static int try_guided(mavlink_drv *m, char *err, size_t errlen)
 {
     pthread_mutex_lock(&m->lock);
     bool px4 = m->tm.autopilot == MAV_AUTOPILOT_PX4;
@@ -212,36 +236,29 @@ int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
     return mavlink_wait(m, in_guided, NULL, MODE_WAIT_MS, true, what, err, errlen);
 }
 
+int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
+{
+    return until_ready(m, try_guided, "for the mode", err, errlen);
+}
+
 static bool armed(mavlink_drv *m, void *ud)
 {
     (void)ud;
     return mavlink_armed(&m->tm);
 }
 
-/* Arms (never forced: param2 stays 0). A vehicle not ready yet refuses with
- * a reason (ArduPilot: "PreArm: ..."); the attempt is repeated until the
- * readiness deadline, with a progress line each time the reason changes. */
+/* Arms once (never forced: param2 stays 0); accepted means armed now
+ * (ArduPilot disarms again unless the takeoff follows promptly, so no wait
+ * for the next HEARTBEAT). */
+static int try_arm(mavlink_drv *m, char *err, size_t errlen)
+{
+    float p[7] = {1, 0};
+    return mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "arming", armed, false, err, errlen);
+}
+
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen)
 {
-    double end = clock_now_ms() + m->cfg.ready_timeout_ms;
-    char last[300] = "";
-    for (;;) {
-        float p[7] = {1, 0};
-        char why[300];
-        /* accepted: armed now (ArduPilot disarms again unless the takeoff
-         * follows promptly, so no wait for the next HEARTBEAT) */
-        if (mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "arming", armed, false, why,
-                            sizeof why) == 0)
-            return 0;
-        if (strcmp(why, "cancelled") == 0 || strstr(why, "fell silent"))
-            return errmsg_set(err, errlen, "%s", why);
-        if (clock_now_ms() >= end)
-            return errmsg_set(err, errlen, "the vehicle is not ready to fly after %.0f s: %s",
-                              m->cfg.ready_timeout_ms / 1000.0, why);
-        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting to arm: %s", why);
-        snprintf(last, sizeof last, "%s", why);
-        if (mavlink_wait(m, NULL, NULL, 2000, true, "", err, errlen)) return -1;
-    }
+    return until_ready(m, try_arm, "to arm", err, errlen);
 }
 
 /* Locked: the target at world pose W. */

@@ -21,6 +21,9 @@ const USAGE = `usage: vehicle_emu.js [options]
   --seed N                      the seed of loss and garbage (default 1)
   --delay-ms N                  delay every datagram each way by N ms
   --boot-ms N                   not ready to arm (PreArm) for N ms after start
+  --position-ok-ms N            ArduPilot: GUIDED and arming still refused for N ms
+                                after the position streams (EKF origin set, position
+                                not yet good; default 0)
   --log FILE                    one JSON line per message received and state change
   --max-runtime-s N             exit after N s whatever happens (default 120)
   --silent-after-s N            stop sending and answering after N s
@@ -70,7 +73,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05, originAltM: 0,
+    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -84,6 +87,7 @@ function parseArgs(argv) {
       case '--seed': o.seed = num(a, v(), 0, 2 ** 32 - 1); break;
       case '--delay-ms': o.delayMs = num(a, v(), 0, 60000); break;
       case '--boot-ms': o.bootMs = num(a, v(), 0, 3600000); break;
+      case '--position-ok-ms': o.positionOkMs = num(a, v(), 0, 3600000); break;
       case '--log': o.log = v(); if (!o.log) fail('--log wants a file'); break;
       case '--max-runtime-s': o.maxRuntimeS = num(a, v(), 0.1, 86400); break;
       case '--silent-after-s': o.silentAfterS = num(a, v(), 0, 86400); break;

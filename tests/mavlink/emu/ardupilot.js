@@ -46,13 +46,17 @@ const ardupilot = {
 
   refusalText(why) { return 'PreArm: ' + why; },
   bootText() { return 'Need Position Estimate'; },
-  armCheck() { return null; },
+  armCheck(v) { return this.positionOk(v) ? null : 'PreArm: Need Position Estimate'; },
+
+  // A position good enough to fly on comes a while after the EKF origin
+  // (LOCAL_POSITION_NED streams from the origin on).
+  positionOk(v) { return v.now() >= v.opts.bootMs + v.opts.positionOkMs; },
 
   // Returns the COMMAND_ACK result of a switch to mode N.
   switchTo(v, n) {
     if (MODE_NAME[n] === undefined) return RESULT.FAILED;
-    if ((n === MODE.GUIDED || n === MODE.LOITER || n === MODE.RTL || n === MODE.AUTO) && !v.ready()) {
-      v.text(3, 'Mode change failed: ' + MODE_NAME[n] + ' requires position');
+    if ((n === MODE.GUIDED || n === MODE.LOITER || n === MODE.RTL || n === MODE.AUTO) && !this.positionOk(v)) {
+      v.text(4, 'Mode change failed: ' + MODE_NAME[n] + ' requires position');
       v.event('mode_refused', { mode: MODE_NAME[n], why: 'no position' });
       return RESULT.FAILED;
     }
@@ -156,7 +160,7 @@ const ardupilot = {
 
   update(v) {
     const now = v.now();
-    if (!v.ready() && !v.armed && now - v.lastPrearm >= PREARM_EVERY_MS) {
+    if (!this.positionOk(v) && !v.armed && now - v.lastPrearm >= PREARM_EVERY_MS) {
       v.lastPrearm = now;
       v.text(2, 'PreArm: ' + this.bootText());
     }
