@@ -27,6 +27,7 @@
 
 #define TICK_MS 100 /* the target stream: 10 Hz */
 #define HEARTBEAT_MS 1000
+#define REFRESH_MS 2000       /* how often the streams are checked */
 #define OFFBOARD_LEAD_MS 1200 /* setpoints before PX4's switch to OFFBOARD */
 #define PROGRESS_MS 5000
 #define CLIMB_CM_S 50.0 /* assumed for the takeoff's and landing's time limits */
@@ -80,7 +81,10 @@ static void on_frame(void *ud, const mav_frame *f)
 {
     mavlink_drv *m = ud;
     pthread_mutex_lock(&m->lock);
-    mavlink_telemetry_apply(&m->tm, f, clock_now_ms());
+    double now = clock_now_ms();
+    mavlink_telemetry_apply(&m->tm, f, now);
+    int slot = mavlink_stream_slot(f->msgid);
+    if (slot >= 0) m->stream_ms[slot] = now;
     if (f->msgid == MAV_MSG_GLOBAL_POSITION_INT || f->msgid == MAV_MSG_HOME_POSITION)
         follow_home_locked(m);
     bool measured = measures(f->msgid);
@@ -106,12 +110,20 @@ static void send_heartbeat(mavlink_drv *m)
 static void *ticker_main(void *arg)
 {
     mavlink_drv *m = arg;
-    double next_hb = 0;
+    double next_hb = 0, next_refresh = 0;
     while (!m->stop) {
         double now = clock_now_ms();
         if (now >= next_hb) {
             send_heartbeat(m);
             next_hb = now + HEARTBEAT_MS;
+        }
+        /* once connected (connect asks for the streams itself) */
+        pthread_mutex_lock(&m->lock);
+        bool connected = m->have_origin && !m->lost;
+        pthread_mutex_unlock(&m->lock);
+        if (connected && now >= next_refresh) {
+            mavlink_refresh_streams(m);
+            next_refresh = now + REFRESH_MS;
         }
         char err[256];
         mavlink_send_target(m, err, sizeof err);

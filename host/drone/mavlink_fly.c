@@ -173,24 +173,56 @@ int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const ch
     return errmsg_set(err, errlen, "no answer from the autopilot to %s (%d tries)", what, tries);
 }
 
+/* ArduPilot sends nothing but HEARTBEAT until asked; PX4 takes the
+ * request too. Intervals in microseconds. */
+static const struct {
+    uint32_t msgid;
+    float interval_us;
+} streams[MAVLINK_STREAMS] = {
+    {MAV_MSG_LOCAL_POSITION_NED, 100000},  {MAV_MSG_ATTITUDE, 100000},
+    {MAV_MSG_EXTENDED_SYS_STATE, 500000},  {MAV_MSG_SYS_STATUS, 1000000},
+    {MAV_MSG_BATTERY_STATUS, 1000000},     {MAV_MSG_HOME_POSITION, 2000000},
+    {MAV_MSG_GLOBAL_POSITION_INT, 250000},
+};
+
+int mavlink_stream_slot(uint32_t msgid)
+{
+    for (int i = 0; i < MAVLINK_STREAMS; i++)
+        if (streams[i].msgid == msgid) return i;
+    return -1;
+}
+
+static int request_stream(mavlink_drv *m, int i, char *err, size_t errlen)
+{
+    float p[7] = {(float)streams[i].msgid, streams[i].interval_us};
+    return mavlink_send_command(m, MAV_CMD_SET_MESSAGE_INTERVAL, p, err, errlen);
+}
+
 int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen)
 {
-    /* ArduPilot sends nothing but HEARTBEAT until asked; PX4 takes the
-     * request too. Intervals in microseconds. */
-    static const struct {
-        uint32_t msgid;
-        float interval_us;
-    } streams[] = {
-        {MAV_MSG_LOCAL_POSITION_NED, 100000},  {MAV_MSG_ATTITUDE, 100000},
-        {MAV_MSG_EXTENDED_SYS_STATE, 500000},  {MAV_MSG_SYS_STATUS, 1000000},
-        {MAV_MSG_BATTERY_STATUS, 1000000},     {MAV_MSG_HOME_POSITION, 2000000},
-        {MAV_MSG_GLOBAL_POSITION_INT, 250000},
-    };
-    for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
-        float p[7] = {(float)streams[i].msgid, streams[i].interval_us};
-        if (mavlink_send_command(m, MAV_CMD_SET_MESSAGE_INTERVAL, p, err, errlen)) return -1;
-    }
+    for (int i = 0; i < MAVLINK_STREAMS; i++)
+        if (request_stream(m, i, err, errlen)) return -1;
     return 0;
+}
+
+/* A request (or the stream itself, on a lossy link) may be lost, and
+ * another ground station may set the rates again (MAVProxy's
+ * REQUEST_DATA_STREAM): a stream not heard for STALE_INTERVALS of its
+ * interval (and at least STALE_MIN_MS), or never, is asked for again. */
+#define STALE_INTERVALS 5
+#define STALE_MIN_MS 3000
+
+void mavlink_refresh_streams(mavlink_drv *m)
+{
+    double now = clock_now_ms();
+    for (int i = 0; i < MAVLINK_STREAMS; i++) {
+        pthread_mutex_lock(&m->lock);
+        double seen = m->stream_ms[i];
+        pthread_mutex_unlock(&m->lock);
+        double stale = fmax(STALE_MIN_MS, STALE_INTERVALS * streams[i].interval_us / 1000);
+        char err[256];
+        if (seen == 0 || now - seen > stale) request_stream(m, i, err, sizeof err);
+    }
 }
 
 static bool in_guided(mavlink_drv *m, void *ud)

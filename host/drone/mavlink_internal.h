@@ -131,6 +131,8 @@ const char *mavlink_result_name(int result);
 
 /* ---- the driver ---- */
 
+#define MAVLINK_STREAMS 7 /* the telemetry streams asked for (mavlink_fly.c) */
+
 typedef struct mavlink_drv {
     drone base;
     mavlink_config cfg;
@@ -138,7 +140,8 @@ typedef struct mavlink_drv {
     pthread_mutex_t lock; /* tm, target, streaming, flying, lost */
     pthread_cond_t cond;  /* signalled on each frame */
     mavlink_telemetry tm;
-    mavlink_ned origin; /* where connect found the vehicle ready */
+    double stream_ms[MAVLINK_STREAMS]; /* when each stream was last heard */
+    mavlink_ned origin;                /* where connect found the vehicle ready */
     bool have_origin;
     bool streaming;             /* the ticker sends TARGET at 10 Hz */
     mav_position_target target; /* NED, yaw in radians */
@@ -172,6 +175,10 @@ int mavlink_send_command_confirm(mavlink_drv *m, uint16_t cmd, const float param
 int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const char *what,
                     bool (*done)(mavlink_drv *m, void *ud), bool hurry, char *err, size_t errlen);
 int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen);
+/* The slot of MSGID among the streams asked for, or -1. */
+int mavlink_stream_slot(uint32_t msgid);
+/* Asks again for every stream not heard for a while (stream_ms). */
+void mavlink_refresh_streams(mavlink_drv *m);
 int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen);
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen);
 void mavlink_hold_here(mavlink_drv *m);

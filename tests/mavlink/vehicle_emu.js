@@ -38,6 +38,9 @@ const USAGE = `usage: vehicle_emu.js [options]
   --climb M                     vertical speed, m/s (default 1.5)
   --battery PCT                 battery at start (default 95)
   --drain PCT                   battery drain per second armed (default 0.05)
+  --ignore-first-interval ID,...
+                                the first SET_MESSAGE_INTERVAL for each of these
+                                message ids is not acted on (as if lost; acknowledged)
   --origin-alt-m M              the local frame's origin (EKF origin) M metres above
                                 home: LOCAL_POSITION_NED and local targets are offset
                                 by it, HOME_POSITION's x, y, z stay 0 (as many ArduPilot
@@ -73,7 +76,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0,
+    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -101,6 +104,7 @@ function parseArgs(argv) {
       case '--climb': o.climb = num(a, v(), 0.1, 20); break;
       case '--battery': o.battery = num(a, v(), 0, 100); break;
       case '--drain': o.drainPerS = num(a, v(), 0, 100); break;
+      case '--ignore-first-interval': o.ignoreFirstInterval = list(a, v(), 0, 16777215); break;
       case '--origin-alt-m': o.originAltM = num(a, v(), -100, 100); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default: fail(`unknown option '${a}'`);

@@ -136,6 +136,11 @@ class Vehicle {
   messageInterval(id, us) {
     const name = telemetry.nameOf(id);
     if (!name) return RESULT.UNSUPPORTED;
+    if (this.opts.ignoreFirstInterval.includes(id) && !(this.ignoredOnce ||= new Set()).has(id)) {
+      this.ignoredOnce.add(id);
+      this.event('interval_ignored', { msg: name });
+      return RESULT.ACCEPTED;
+    }
     if (us === -1) this.intervals.delete(name);
     else if (us === 0) this.intervals.set(name, 1000);
     else if (us > 0 && Number.isFinite(us)) this.intervals.set(name, Math.max(20, us / 1000));
