@@ -7,8 +7,9 @@ vehicle is flying.
 - The relay listens again: aloft connects again and the mission completes,
   ending where the plan says.
 - The relay is gone: the mission ends with the silent-link error in bounded
-  time (a JSON report, no death by SIGPIPE on the closed socket), and the
-  vehicle is left to its own failsafe."""
+  time (a JSON report, no death by SIGPIPE on the closed socket), sends no
+  landing, and the vehicle's own GCS failsafe (set on in the emulator, off by
+  default as in ArduCopter) takes it home."""
 
 import os
 import socket
@@ -151,7 +152,8 @@ def drop_when_flying(emu, relay, accept):
 
 
 def flight(tmp, accept):
-    emu = Emu(tmp, "--personality", "ardupilot", "--listen", "0")
+    # its GCS failsafe on, 2 s (ArduCopter's is off unless FS_GCS_ENABLE is set)
+    emu = Emu(tmp, "--personality", "ardupilot", "--listen", "0", "--fs-gcs-s", "2")
     relay = Relay(emu.port)
     t = drop_when_flying(emu, relay, accept)
     rc, report, err, took = mission("mavlink:tcp:127.0.0.1:%d" % relay.port, PLAN, tmp,
@@ -169,6 +171,7 @@ def reconnects(tmp):
           "reconnects: the connection dropped in flight")
     check(relay.accepted >= 2, "reconnects: aloft connected again (%d connections)"
           % relay.accepted)
+    check(not event(emu, "gcs_failsafe"), "reconnects: back before the vehicle's GCS failsafe")
     check(rc == 0 and report and report["ok"],
           "reconnects: the mission completes: %d %s" % (rc, err[-400:]))
     for ok, how in ends_where(emu):
@@ -186,8 +189,11 @@ def gone(tmp):
     # before the plan could have ended (slack for a loaded machine).
     took_up = event(emu, "landed_state", state="TAKEOFF")
     check(took < 60, "gone: ended in bounded time (%.1f s)" % took)
-    check(took_up and not event(emu, "landed_state", state="LANDING"),
-          "gone: no landing was commanded over a dead link (the vehicle's failsafe acts)")
+    check(took_up and not [r for r in emu.received("COMMAND_LONG") if r["fields"]["command"] == 21],
+          "gone: no landing was commanded over a dead link")
+    fs = event(emu, "gcs_failsafe")
+    check(fs and event(emu, "mode", mode="RTL") and relay.dropped_at < fs[0]["wall"],
+          "gone: the vehicle's own GCS failsafe acted (RTL) once aloft fell silent: %r" % fs)
 
 
 def main():

@@ -38,6 +38,9 @@ const USAGE = `usage: vehicle_emu.js [options]
   --climb M                     vertical speed, m/s (default 1.5)
   --battery PCT                 battery at start (default 95)
   --drain PCT                   battery drain per second armed (default 0.05)
+  --fs-gcs-s N                  ArduPilot: its GCS failsafe on (FS_GCS_ENABLE 1,
+                                FS_GCS_TIMEOUT N): RTL when flying and no HEARTBEAT
+                                from system 255 came for N s (default off)
   --ignore-first-interval ID,...
                                 the first SET_MESSAGE_INTERVAL for each of these
                                 message ids is not acted on (as if lost; acknowledged)
@@ -76,7 +79,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [],
+    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [], fsGcsS: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -104,6 +107,7 @@ function parseArgs(argv) {
       case '--climb': o.climb = num(a, v(), 0.1, 20); break;
       case '--battery': o.battery = num(a, v(), 0, 100); break;
       case '--drain': o.drainPerS = num(a, v(), 0, 100); break;
+      case '--fs-gcs-s': o.fsGcsS = num(a, v(), 0.1, 3600); break;
       case '--ignore-first-interval': o.ignoreFirstInterval = list(a, v(), 0, 16777215); break;
       case '--origin-alt-m': o.originAltM = num(a, v(), -100, 100); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;

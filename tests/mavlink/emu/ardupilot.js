@@ -164,6 +164,15 @@ const ardupilot = {
       v.lastPrearm = now;
       v.text(2, 'PreArm: ' + this.bootText());
     }
+    // FS_GCS_ENABLE 1 (off by default, as here without --fs-gcs-s): RTL
+    // when the ground station's HEARTBEAT stops for FS_GCS_TIMEOUT.
+    const fs = v.opts.fsGcsS;
+    if (fs !== null && v.flying() && v.gcsHeardAt !== undefined && now - v.gcsHeardAt > fs * 1000 &&
+        v.mode !== MODE.RTL && v.mode !== MODE.LAND) {
+      v.text(2, 'GCS Failsafe');
+      v.event('gcs_failsafe');
+      this.switchTo(v, MODE.RTL);
+    }
     if (v.mode === MODE.RTL && v.flying() && v.control === 'position' && Math.hypot(v.pos.x, v.pos.y) < 0.2) {
       this.switchTo(v, MODE.LAND);
     }
