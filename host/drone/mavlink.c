@@ -430,8 +430,9 @@ static int takeoff_ardupilot(mavlink_drv *m, const drone_pose *up, char *err, si
     if (mavlink_set_mode_guided(m, err, errlen) || mavlink_arm(m, err, errlen)) return -1;
     float p[7] = {0, 0, 0, NAN, 0, 0, (float)(up->z / 100)};
     char why[300];
-    if (mavlink_command(m, MAV_CMD_NAV_TAKEOFF, p, "the takeoff", NULL, false, why, sizeof why) ==
-        0)
+    /* the climb shows it accepted when its answer is lost */
+    if (mavlink_command(m, MAV_CMD_NAV_TAKEOFF, p, "the takeoff", climbing_locked, false, why,
+                        sizeof why) == 0)
         return 0;
     /* a repeat of a takeoff whose answer was lost is refused while the
      * first one climbs: the telemetry tells (it may be a moment behind) */
@@ -505,6 +506,18 @@ static bool landed(mavlink_drv *m, void *ud)
            !mavlink_armed(&m->tm);
 }
 
+/* Locked: does the vehicle show it lands (its landing mode, or its landed
+ * state)? An accepted landing whose answer was lost. */
+static bool landing_locked(mavlink_drv *m, void *ud)
+{
+    (void)ud;
+    const mavlink_telemetry *t = &m->tm;
+    bool mode = t->autopilot == MAV_AUTOPILOT_PX4
+                    ? t->custom_mode == mavlink_px4_mode(PX4_MAIN_AUTO, PX4_SUB_AUTO_LAND)
+                    : t->custom_mode == ARDUCOPTER_LAND;
+    return mode || t->landed == MAV_LANDED_STATE_LANDING;
+}
+
 static int mav_land(drone *d, char *err, size_t errlen)
 {
     mavlink_drv *m = drv(d);
@@ -520,7 +533,8 @@ static int mav_land(drone *d, char *err, size_t errlen)
     float p[7] = {0, 0, 0, NAN, NAN, NAN, NAN};
     mavlink_progress(m, "landing");
     /* land never polls the cancel flag: landing after a cancel must work */
-    if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", NULL, d->hurry, err, errlen)) return -1;
+    if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", landing_locked, d->hurry, err, errlen))
+        return -1;
     pthread_mutex_lock(&m->lock);
     m->streaming = false; /* the vehicle lands in its own landing mode now */
     m->landing = true;
