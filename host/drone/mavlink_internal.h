@@ -58,7 +58,7 @@ typedef struct mavlink_ned {
  * field whose last report was not finite or out of physical range is not
  * valid (and keeps its last good value). */
 typedef struct mavlink_telemetry {
-    double heard_ms; /* when the last frame came (0: never) */
+    double heard_ms; /* when the last frame but a COMMAND_ACK came (0: never) */
     unsigned long frames;
     bool heartbeat;
     uint8_t compid; /* the autopilot's component id, from its HEARTBEAT */

@@ -119,7 +119,10 @@ static void take_text(mavlink_telemetry *t, const mav_frame *f, double now_ms)
 
 void mavlink_telemetry_apply(mavlink_telemetry *t, const mav_frame *f, double now_ms)
 {
-    t->heard_ms = now_ms;
+    /* The link's silence is judged on what the vehicle sends of itself: an
+     * answer to one of our requests (asked again every few seconds once a
+     * stream stops) would keep a vehicle that streams nothing "heard". */
+    if (f->msgid != MAV_MSG_COMMAND_ACK) t->heard_ms = now_ms;
     t->frames++;
     switch (f->msgid) {
     case MAV_MSG_HEARTBEAT: take_heartbeat(t, f); break;
