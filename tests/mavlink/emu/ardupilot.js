@@ -134,6 +134,14 @@ const ardupilot = {
       return;
     }
     if (!v.flying()) {
+      // On the ground a target replaces a takeoff not yet off the ground,
+      // and the vehicle stays down (ArduCopter's landed GUIDED holds the
+      // motors at idle): it then disarms by itself.
+      if (v.control === 'position') {
+        v.control = 'idle';
+        v.target = null;
+        v.event('takeoff_replaced');
+      }
       v.event('target_ignored', { why: 'not flying' });
       return;
     }
