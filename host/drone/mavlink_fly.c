@@ -126,13 +126,19 @@ static bool ack_came(mavlink_drv *m, void *ud)
         a->result = MAV_RESULT_ACCEPTED;
         return true;
     }
-    if (m->tm.ack_seq == a->seq0) return false;
-    a->seq0 = m->tm.ack_seq;
-    if (m->tm.ack_cmd != a->cmd) return false; /* the answer to another command */
-    a->result = m->tm.ack_result;
-    if (a->result == MAV_RESULT_IN_PROGRESS) return false;
-    a->got = true;
-    return true;
+    /* The answers since the last look (at most the ring). Two may answer
+     * this command (a repeat whose first answer came late): an acceptance
+     * wins, as the command then took effect. */
+    unsigned seq = m->tm.ack_seq;
+    if (seq - a->seq0 > MAVLINK_ACKS) a->seq0 = seq - MAVLINK_ACKS;
+    for (; a->seq0 != seq; a->seq0++) {
+        unsigned i = a->seq0 % MAVLINK_ACKS;
+        if (m->tm.ack_cmd[i] != a->cmd) continue; /* the answer to another command */
+        if (m->tm.ack_result[i] == MAV_RESULT_IN_PROGRESS) continue;
+        if (!a->got || a->result != MAV_RESULT_ACCEPTED) a->result = m->tm.ack_result[i];
+        a->got = true;
+    }
+    return a->got;
 }
 
 /* The autopilot's refusal of WHAT, with the text it sent about it. */

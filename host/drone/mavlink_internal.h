@@ -49,6 +49,8 @@ enum {
 enum { PX4_MAIN_AUTO = 4, PX4_MAIN_OFFBOARD = 6, PX4_SUB_AUTO_LOITER = 3, PX4_SUB_AUTO_LAND = 6 };
 enum { ARDUCOPTER_GUIDED = 4, ARDUCOPTER_LAND = 9 };
 
+#define MAVLINK_ACKS 8
+
 /* A point in the vehicle's local NED frame, metres. */
 typedef struct mavlink_ned {
     double x, y, z;
@@ -82,10 +84,12 @@ typedef struct mavlink_telemetry {
      * (ArduPilot's HOME_POSITION says x = y = z = 0 in many releases). */
     bool have_rel_alt;
     double rel_alt, rel_alt_ms;
-    /* the last COMMAND_ACK (ACK_SEQ counts them) */
+    /* The last MAVLINK_ACKS COMMAND_ACKs (ACK_SEQ counts them; ack number
+     * N is at N % MAVLINK_ACKS): a waiter that wakes after two answers
+     * still finds its own. */
     unsigned ack_seq;
-    uint16_t ack_cmd;
-    uint8_t ack_result;
+    uint16_t ack_cmd[MAVLINK_ACKS];
+    uint8_t ack_result[MAVLINK_ACKS];
     /* the last STATUSTEXT, printable; the last one that said why arming
      * is refused ("PreArm: ...", "Arm: ...") */
     unsigned text_seq;

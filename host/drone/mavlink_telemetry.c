@@ -155,7 +155,8 @@ void mavlink_telemetry_apply(mavlink_telemetry *t, const mav_frame *f, double no
     case MAV_MSG_COMMAND_ACK: {
         mav_command_ack a;
         mav_command_ack_unpack(f, &a);
-        t->ack_cmd = a.command, t->ack_result = a.result;
+        t->ack_cmd[t->ack_seq % MAVLINK_ACKS] = a.command;
+        t->ack_result[t->ack_seq % MAVLINK_ACKS] = a.result;
         t->ack_seq++;
         break;
     }
