@@ -104,7 +104,7 @@ static drone_pose get_pose(web_drone *d)
 
 /* A vehicle (link and system id) given to two drones would have two
  * missions fly it at once: refused when serve starts. */
-static int mavlink_taken(web_fleet *f, const web_drone *d, char *err, size_t errlen)
+static int vehicle_taken(web_fleet *f, const web_drone *d, char *err, size_t errlen)
 {
     char a[320], b[320];
     mavlink_config_name(&d->mcfg, a, sizeof a);
@@ -146,7 +146,7 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
     if (r == 1) {
         /* Several on one link: each flies its ",sysid=N" or else the first
          * vehicle no other one flies. Limits as for the Tello. */
-        if (mavlink_taken(f, d, err, errlen)) return -1;
+        if (vehicle_taken(f, d, err, errlen)) return -1;
         d->mavlink = true;
         if (!default_scene) return 0;
         d->scene = web_scenes_get(f->scenes, default_scene, false, msg, sizeof msg);
