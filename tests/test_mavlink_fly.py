@@ -6,7 +6,10 @@ messages of a mission in the order each autopilot needs (PX4: setpoints
 before offboard, offboard, arm, climb, land; ArduPilot: streams asked, wait
 for readiness, GUIDED, arm, MAV_CMD_NAV_TAKEOFF, targets with yaw, land) and
 the vehicle ending where the plan says; the scene's geofence; two
-vehicles on one link flown by two missions without crossing."""
+vehicles on one link flown by two missions without crossing. The ArduPilot
+vehicle behaves as a SITL one can: its EKF origin off home's level (heights
+stay above home), GUIDED refused until its position is good (tried again),
+a lost request for a telemetry stream (asked again)."""
 
 import os
 import sys
