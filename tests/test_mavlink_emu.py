@@ -151,6 +151,12 @@ def ardupilot(tmp):
         cmd(400, param1=1), ack(400),
         cmd(22, param7=3), ack(22), wait(3000),
         {"do": "send", "msg": "SET_POSITION_TARGET_LOCAL_NED", "fields": tgt}, wait(3000),
+        # back west, then a target in a frame ArduCopter does not take
+        # (GLOBAL_RELATIVE_ALT): it stops where it is
+        {"do": "send", "msg": "SET_POSITION_TARGET_LOCAL_NED", "fields": dict(tgt, y=-4)},
+        wait(300),
+        {"do": "send", "msg": "SET_POSITION_TARGET_LOCAL_NED", "fields": dict(tgt, coordinate_frame=6)},
+        wait(1500),
         cmd(21), ack(21), wait(6000),
     ]
     recv, steps = gcs(script, connect=emu.port)
@@ -172,6 +178,14 @@ def ardupilot(tmp):
     check(hb and hb[0]["fields"]["autopilot"] == 3 and hb[0]["fields"]["custom_mode"] == AP_STABILIZE,
           "ardupilot: HEARTBEAT says ArduPilot, STABILIZE")
     check(AP_GUIDED in [h["fields"]["custom_mode"] for h in hb], "ardupilot: GUIDED is mode 4")
+    # base_mode as ArduCopter's: MANUAL_INPUT always, GUIDED_ENABLED in
+    # GUIDED; MAV_STATE STANDBY on the ground, ACTIVE in the air.
+    check(all(h["fields"]["base_mode"] & 64 for h in hb) and
+          all(h["fields"]["base_mode"] & 8 for h in hb if h["fields"]["custom_mode"] == AP_GUIDED) and
+          not any(h["fields"]["base_mode"] & 8 for h in hb if h["fields"]["custom_mode"] == AP_STABILIZE),
+          "ardupilot: base_mode flags: %r" % sorted({h["fields"]["base_mode"] for h in hb}))
+    check(hb[0]["fields"]["system_status"] == 3 and 4 in [h["fields"]["system_status"] for h in hb],
+          "ardupilot: MAV_STATE standby, then active: %r" % [h["fields"]["system_status"] for h in hb])
     events = emu.events(1)
     ev = [e["event"] for e in events]
     check(ev.count("target_ignored") == 1,
@@ -181,6 +195,10 @@ def ardupilot(tmp):
     pos = of(recv, "LOCAL_POSITION_NED")
     check(min(r["fields"]["z"] for r in pos) < -2.8, "ardupilot: took off to 3 m")
     check(max(r["fields"]["y"] for r in pos) > 3.8, "ardupilot: flew to the target 4 m east")
+    east = [i for i, r in enumerate(pos) if r["fields"]["y"] > 3.8]
+    west = min(r["fields"]["y"] for r in pos[east[0]:]) if east else None
+    check("target_rejected" in ev and west is not None and west > 1.0,
+          "ardupilot: a target in an unknown frame stops it (not on to 4 m west): %r" % west)
     # A target without yaw: ArduPilot turns to the direction of travel (east).
     yaws = [r["fields"]["yaw"] for r in of(recv, "ATTITUDE")]
     check(any(abs(y - math.pi / 2) < 0.1 for y in yaws),

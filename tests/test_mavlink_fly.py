@@ -6,7 +6,10 @@ messages of a mission in the order each autopilot needs (PX4: setpoints
 before offboard, offboard, arm, climb, land; ArduPilot: streams asked, wait
 for readiness, GUIDED, arm, MAV_CMD_NAV_TAKEOFF, targets with yaw, land) and
 the vehicle ending where the plan says; the scene's geofence; two
-vehicles on one link flown by two missions without crossing."""
+vehicles on one link flown by two missions without crossing. The ArduPilot
+vehicle behaves as a SITL one can: its EKF origin off home's level (heights
+stay above home), GUIDED refused until its position is good (tried again),
+a lost request for a telemetry stream (asked again)."""
 
 import os
 import sys
@@ -50,7 +53,15 @@ def px4(tmp):
 
 
 def ardupilot(tmp):
-    emu, rc, report, err = fly(tmp, "ardupilot", "--boot-ms", "4000")
+    # The EKF origin 1.5 m above home, as ArduPilot's can be (it is set at
+    # the first GPS fix, home where the vehicle arms); its HOME_POSITION
+    # then says x = y = z = 0: heights must still be above home.
+    # And GUIDED refused for 2.5 s after the position first streams, as
+    # ArduCopter's "requires position" until its estimate is good.
+    # The first requests for GLOBAL_POSITION_INT (33) and EXTENDED_SYS_STATE
+    # (245) are lost: aloft asks again for a stream that does not come.
+    emu, rc, report, err = fly(tmp, "ardupilot", "--boot-ms", "4000", "--origin-alt-m", "1.5",
+                               "--position-ok-ms", "2500", "--ignore-first-interval", "33,245")
     check(rc == 0 and report and report["ok"], "ardupilot: the mission succeeds: %d %s"
           % (rc, err[-400:]))
     seq = sequence(emu)
@@ -58,18 +69,28 @@ def ardupilot(tmp):
                          "cmd:21", "mode:LAND", "landed:ON_GROUND", "disarmed"]),
           "ardupilot: GUIDED, arm, takeoff, targets, land, disarm: %r" % seq)
     check(not [s for s in seq if s in ("target_ignored", "descending", "arm_refused",
-                                       "mode_refused", "takeoff_refused")],
+                                       "takeoff_refused")],
           "ardupilot: nothing refused or ignored, no stick mode: %r" % seq)
+    for msgid in (33, 245):
+        n = len([r for r in emu.received("COMMAND_LONG") if r["fields"]["command"] == 511
+                 and r["fields"]["param1"] == msgid])
+        check(n >= 2, "ardupilot: a stream that did not come (%d) was asked for again: %d"
+              % (msgid, n))
     asked = [r["t"] for r in emu.received("COMMAND_LONG") if r["fields"]["command"] == 511]
     first_cmd = [r["t"] for r in emu.received("COMMAND_LONG") if r["fields"]["command"] != 511]
     check(asked and first_cmd and asked[0] < first_cmd[0],
           "ardupilot: telemetry asked for (SET_MESSAGE_INTERVAL) before anything else")
     armed = event(emu, "armed")
-    check(armed and armed[0]["t"] >= 4.0, "ardupilot: armed only once ready (boot 4 s)")
+    check(armed and armed[0]["t"] >= 6.5, "ardupilot: armed only once ready (boot 4 s + 2.5 s)")
+    check(event(emu, "mode_refused") and event(emu, "mode", mode="GUIDED"),
+          "ardupilot: GUIDED refused while the position was not good, then taken")
     sp = emu.received("SET_POSITION_TARGET_LOCAL_NED")
     check(sp and all(not (r["fields"]["type_mask"] & 0x400) for r in sp),
           "ardupilot: every position target carries its yaw")
     check("waiting" in err, "ardupilot: progress lines while the vehicle boots: %r" % err[:300])
+    takeoff = [r["fields"] for r in emu.received("COMMAND_LONG") if r["fields"]["command"] == 22]
+    check(takeoff and all(abs(f["param7"] - 2.5) < 0.05 for f in takeoff),
+          "ardupilot: MAV_CMD_NAV_TAKEOFF asks for 2.5 m above home: %r" % takeoff[:1])
     ends_where_planned(emu, "ardupilot")
 
 

@@ -27,6 +27,7 @@
 
 #define TICK_MS 100 /* the target stream: 10 Hz */
 #define HEARTBEAT_MS 1000
+#define REFRESH_MS 2000       /* how often the streams are checked */
 #define OFFBOARD_LEAD_MS 1200 /* setpoints before PX4's switch to OFFBOARD */
 #define PROGRESS_MS 5000
 #define CLIMB_CM_S 50.0 /* assumed for the takeoff's and landing's time limits */
@@ -65,11 +66,27 @@ static bool measures(uint32_t msgid)
            msgid == MAV_MSG_BATTERY_STATUS;
 }
 
+/* Locked: heights are above home, and home may move while the vehicle is
+ * on the ground (ArduPilot sets it again where it arms), so home's level
+ * is followed until the vehicle is up; MAV_CMD_NAV_TAKEOFF's altitude is
+ * above that home. */
+static void follow_home_locked(mavlink_drv *m)
+{
+    bool on_ground = !mavlink_armed(&m->tm) || m->tm.landed == MAV_LANDED_STATE_ON_GROUND;
+    double z;
+    if (m->have_origin && !m->up && on_ground && mavlink_home_level(&m->tm, &z)) m->origin.z = z;
+}
+
 static void on_frame(void *ud, const mav_frame *f)
 {
     mavlink_drv *m = ud;
     pthread_mutex_lock(&m->lock);
-    mavlink_telemetry_apply(&m->tm, f, clock_now_ms());
+    double now = clock_now_ms();
+    mavlink_telemetry_apply(&m->tm, f, now);
+    int slot = mavlink_stream_slot(f->msgid);
+    if (slot >= 0) m->stream_ms[slot] = now;
+    if (f->msgid == MAV_MSG_GLOBAL_POSITION_INT || f->msgid == MAV_MSG_HOME_POSITION)
+        follow_home_locked(m);
     bool measured = measures(f->msgid);
     drone_state st = measured ? mavlink_state_locked(m) : (drone_state){0};
     st.flying = st.flying && m->up; /* not judged while it climbs or lands */
@@ -93,12 +110,20 @@ static void send_heartbeat(mavlink_drv *m)
 static void *ticker_main(void *arg)
 {
     mavlink_drv *m = arg;
-    double next_hb = 0;
+    double next_hb = 0, next_refresh = 0;
     while (!m->stop) {
         double now = clock_now_ms();
         if (now >= next_hb) {
             send_heartbeat(m);
             next_hb = now + HEARTBEAT_MS;
+        }
+        /* once connected (connect asks for the streams itself) */
+        pthread_mutex_lock(&m->lock);
+        bool connected = m->have_origin && !m->lost;
+        pthread_mutex_unlock(&m->lock);
+        if (connected && now >= next_refresh) {
+            mavlink_refresh_streams(m);
+            next_refresh = now + REFRESH_MS;
         }
         char err[256];
         mavlink_send_target(m, err, sizeof err);
@@ -192,7 +217,8 @@ static int mav_connect(drone *d, char *err, size_t errlen)
     pthread_mutex_lock(&m->lock);
     m->origin = m->tm.pos;
     /* heights are home-relative: the home the autopilot set, if it said */
-    if (m->tm.have_home) m->origin.z = m->tm.home.z;
+    double home_z;
+    if (mavlink_home_level(&m->tm, &home_z)) m->origin.z = home_z;
     m->have_origin = true;
     m->flying = mavlink_armed(&m->tm) && m->tm.landed != MAV_LANDED_STATE_ON_GROUND &&
                 m->tm.landed != MAV_LANDED_STATE_UNDEFINED;
@@ -404,8 +430,9 @@ static int takeoff_ardupilot(mavlink_drv *m, const drone_pose *up, char *err, si
     if (mavlink_set_mode_guided(m, err, errlen) || mavlink_arm(m, err, errlen)) return -1;
     float p[7] = {0, 0, 0, NAN, 0, 0, (float)(up->z / 100)};
     char why[300];
-    if (mavlink_command(m, MAV_CMD_NAV_TAKEOFF, p, "the takeoff", NULL, false, why, sizeof why) ==
-        0)
+    /* the climb shows it accepted when its answer is lost */
+    if (mavlink_command(m, MAV_CMD_NAV_TAKEOFF, p, "the takeoff", climbing_locked, false, why,
+                        sizeof why) == 0)
         return 0;
     /* a repeat of a takeoff whose answer was lost is refused while the
      * first one climbs: the telemetry tells (it may be a moment behind) */
@@ -469,10 +496,26 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
 
 /* ---- landing ------------------------------------------------------------------ */
 
+/* On the ground and disarmed (both autopilots disarm once their landing
+ * detector says so); a vehicle that sends no EXTENDED_SYS_STATE is judged
+ * by its disarm alone. */
 static bool landed(mavlink_drv *m, void *ud)
 {
     (void)ud;
-    return m->tm.landed == MAV_LANDED_STATE_ON_GROUND && !mavlink_armed(&m->tm);
+    return (m->tm.landed == MAV_LANDED_STATE_ON_GROUND || !m->tm.landed_seen) &&
+           !mavlink_armed(&m->tm);
+}
+
+/* Locked: does the vehicle show it lands (its landing mode, or its landed
+ * state)? An accepted landing whose answer was lost. */
+static bool landing_locked(mavlink_drv *m, void *ud)
+{
+    (void)ud;
+    const mavlink_telemetry *t = &m->tm;
+    bool mode = t->autopilot == MAV_AUTOPILOT_PX4
+                    ? t->custom_mode == mavlink_px4_mode(PX4_MAIN_AUTO, PX4_SUB_AUTO_LAND)
+                    : t->custom_mode == ARDUCOPTER_LAND;
+    return mode || t->landed == MAV_LANDED_STATE_LANDING;
 }
 
 static int mav_land(drone *d, char *err, size_t errlen)
@@ -490,7 +533,8 @@ static int mav_land(drone *d, char *err, size_t errlen)
     float p[7] = {0, 0, 0, NAN, NAN, NAN, NAN};
     mavlink_progress(m, "landing");
     /* land never polls the cancel flag: landing after a cancel must work */
-    if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", NULL, d->hurry, err, errlen)) return -1;
+    if (mavlink_command(m, MAV_CMD_NAV_LAND, p, "landing", landing_locked, d->hurry, err, errlen))
+        return -1;
     pthread_mutex_lock(&m->lock);
     m->streaming = false; /* the vehicle lands in its own landing mode now */
     m->landing = true;

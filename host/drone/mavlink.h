@@ -63,6 +63,11 @@ void mavlink_config_init(mavlink_config *cfg);
 int mavlink_config_option(mavlink_config *cfg, const char *name, const char *value, char *err,
                           size_t errlen);
 
+/* Applies a drone spec of `aloft serve`, "mavlink[:URL][,sysid=N]": the
+ * link as --drone, the suffix as --mavlink-sysid N for this drone alone
+ * (mavlink_spec.c). Returns as mavlink_config_option. */
+int mavlink_config_spec(mavlink_config *cfg, const char *spec, char *err, size_t errlen);
+
 /* getopt_long entries for the options above except --drone and --no-land
  * (which the run command shares with the Tello), all with the code CODE. */
 #define MAVLINK_LONG_OPTIONS(code)                                                                 \

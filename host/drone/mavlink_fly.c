@@ -126,13 +126,19 @@ static bool ack_came(mavlink_drv *m, void *ud)
         a->result = MAV_RESULT_ACCEPTED;
         return true;
     }
-    if (m->tm.ack_seq == a->seq0) return false;
-    a->seq0 = m->tm.ack_seq;
-    if (m->tm.ack_cmd != a->cmd) return false; /* the answer to another command */
-    a->result = m->tm.ack_result;
-    if (a->result == MAV_RESULT_IN_PROGRESS) return false;
-    a->got = true;
-    return true;
+    /* The answers since the last look (at most the ring). Two may answer
+     * this command (a repeat whose first answer came late): an acceptance
+     * wins, as the command then took effect. */
+    unsigned seq = m->tm.ack_seq;
+    if (seq - a->seq0 > MAVLINK_ACKS) a->seq0 = seq - MAVLINK_ACKS;
+    for (; a->seq0 != seq; a->seq0++) {
+        unsigned i = a->seq0 % MAVLINK_ACKS;
+        if (m->tm.ack_cmd[i] != a->cmd) continue; /* the answer to another command */
+        if (m->tm.ack_result[i] == MAV_RESULT_IN_PROGRESS) continue;
+        if (!a->got || a->result != MAV_RESULT_ACCEPTED) a->result = m->tm.ack_result[i];
+        a->got = true;
+    }
+    return a->got;
 }
 
 /* The autopilot's refusal of WHAT, with the text it sent about it. */
@@ -173,23 +179,56 @@ int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const ch
     return errmsg_set(err, errlen, "no answer from the autopilot to %s (%d tries)", what, tries);
 }
 
+/* ArduPilot sends nothing but HEARTBEAT until asked; PX4 takes the
+ * request too. Intervals in microseconds. */
+static const struct {
+    uint32_t msgid;
+    float interval_us;
+} streams[MAVLINK_STREAMS] = {
+    {MAV_MSG_LOCAL_POSITION_NED, 100000},  {MAV_MSG_ATTITUDE, 100000},
+    {MAV_MSG_EXTENDED_SYS_STATE, 500000},  {MAV_MSG_SYS_STATUS, 1000000},
+    {MAV_MSG_BATTERY_STATUS, 1000000},     {MAV_MSG_HOME_POSITION, 2000000},
+    {MAV_MSG_GLOBAL_POSITION_INT, 250000},
+};
+
+int mavlink_stream_slot(uint32_t msgid)
+{
+    for (int i = 0; i < MAVLINK_STREAMS; i++)
+        if (streams[i].msgid == msgid) return i;
+    return -1;
+}
+
+static int request_stream(mavlink_drv *m, int i, char *err, size_t errlen)
+{
+    float p[7] = {(float)streams[i].msgid, streams[i].interval_us};
+    return mavlink_send_command(m, MAV_CMD_SET_MESSAGE_INTERVAL, p, err, errlen);
+}
+
 int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen)
 {
-    /* ArduPilot sends nothing but HEARTBEAT until asked; PX4 takes the
-     * request too. Intervals in microseconds. */
-    static const struct {
-        uint32_t msgid;
-        float interval_us;
-    } streams[] = {
-        {MAV_MSG_LOCAL_POSITION_NED, 100000}, {MAV_MSG_ATTITUDE, 100000},
-        {MAV_MSG_EXTENDED_SYS_STATE, 500000}, {MAV_MSG_SYS_STATUS, 1000000},
-        {MAV_MSG_BATTERY_STATUS, 1000000},    {MAV_MSG_HOME_POSITION, 2000000},
-    };
-    for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
-        float p[7] = {(float)streams[i].msgid, streams[i].interval_us};
-        if (mavlink_send_command(m, MAV_CMD_SET_MESSAGE_INTERVAL, p, err, errlen)) return -1;
-    }
+    for (int i = 0; i < MAVLINK_STREAMS; i++)
+        if (request_stream(m, i, err, errlen)) return -1;
     return 0;
+}
+
+/* A request (or the stream itself, on a lossy link) may be lost, and
+ * another ground station may set the rates again (MAVProxy's
+ * REQUEST_DATA_STREAM): a stream not heard for STALE_INTERVALS of its
+ * interval (and at least STALE_MIN_MS), or never, is asked for again. */
+#define STALE_INTERVALS 5
+#define STALE_MIN_MS 3000
+
+void mavlink_refresh_streams(mavlink_drv *m)
+{
+    double now = clock_now_ms();
+    for (int i = 0; i < MAVLINK_STREAMS; i++) {
+        pthread_mutex_lock(&m->lock);
+        double seen = m->stream_ms[i];
+        pthread_mutex_unlock(&m->lock);
+        double stale = fmax(STALE_MIN_MS, STALE_INTERVALS * streams[i].interval_us / 1000);
+        char err[256];
+        if (seen == 0 || now - seen > stale) request_stream(m, i, err, sizeof err);
+    }
 }
 
 static bool in_guided(mavlink_drv *m, void *ud)
@@ -198,7 +237,31 @@ static bool in_guided(mavlink_drv *m, void *ud)
     return mavlink_in_guided_mode(&m->tm);
 }
 
-int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
+/* Tries ATTEMPT until it succeeds or the readiness deadline passes: a
+ * vehicle that is not ready yet refuses with a reason (ArduPilot: GUIDED
+ * "requires position" and "PreArm: ..." for a while after its position
+ * first streams), so each refusal is a progress line when its reason
+ * changes and another try 2 s later. A cancel or a silent link ends it. */
+static int until_ready(mavlink_drv *m, int (*attempt)(mavlink_drv *m, char *why, size_t len),
+                       const char *waiting, char *err, size_t errlen)
+{
+    double end = clock_now_ms() + m->cfg.ready_timeout_ms;
+    char last[300] = "";
+    for (;;) {
+        char why[300];
+        if (attempt(m, why, sizeof why) == 0) return 0;
+        if (strcmp(why, "cancelled") == 0 || strstr(why, "fell silent"))
+            return errmsg_set(err, errlen, "%s", why);
+        if (clock_now_ms() >= end)
+            return errmsg_set(err, errlen, "the vehicle is not ready to fly after %.0f s: %s",
+                              m->cfg.ready_timeout_ms / 1000.0, why);
+        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting %s: %s", waiting, why);
+        snprintf(last, sizeof last, "%s", why);
+        if (mavlink_wait(m, NULL, NULL, 2000, true, "", err, errlen)) return -1;
+    }
+}
+
+static int try_guided(mavlink_drv *m, char *err, size_t errlen)
 {
     pthread_mutex_lock(&m->lock);
     bool px4 = m->tm.autopilot == MAV_AUTOPILOT_PX4;
@@ -211,36 +274,29 @@ int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
     return mavlink_wait(m, in_guided, NULL, MODE_WAIT_MS, true, what, err, errlen);
 }
 
+int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen)
+{
+    return until_ready(m, try_guided, "for the mode", err, errlen);
+}
+
 static bool armed(mavlink_drv *m, void *ud)
 {
     (void)ud;
     return mavlink_armed(&m->tm);
 }
 
-/* Arms (never forced: param2 stays 0). A vehicle not ready yet refuses with
- * a reason (ArduPilot: "PreArm: ..."); the attempt is repeated until the
- * readiness deadline, with a progress line each time the reason changes. */
+/* Arms once (never forced: param2 stays 0); accepted means armed now
+ * (ArduPilot disarms again unless the takeoff follows promptly, so no wait
+ * for the next HEARTBEAT). */
+static int try_arm(mavlink_drv *m, char *err, size_t errlen)
+{
+    float p[7] = {1, 0};
+    return mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "arming", armed, false, err, errlen);
+}
+
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen)
 {
-    double end = clock_now_ms() + m->cfg.ready_timeout_ms;
-    char last[300] = "";
-    for (;;) {
-        float p[7] = {1, 0};
-        char why[300];
-        /* accepted: armed now (ArduPilot disarms again unless the takeoff
-         * follows promptly, so no wait for the next HEARTBEAT) */
-        if (mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "arming", armed, false, why,
-                            sizeof why) == 0)
-            return 0;
-        if (strcmp(why, "cancelled") == 0 || strstr(why, "fell silent"))
-            return errmsg_set(err, errlen, "%s", why);
-        if (clock_now_ms() >= end)
-            return errmsg_set(err, errlen, "the vehicle is not ready to fly after %.0f s: %s",
-                              m->cfg.ready_timeout_ms / 1000.0, why);
-        if (strcmp(why, last) != 0) mavlink_progress(m, "waiting to arm: %s", why);
-        snprintf(last, sizeof last, "%s", why);
-        if (mavlink_wait(m, NULL, NULL, 2000, true, "", err, errlen)) return -1;
-    }
+    return until_ready(m, try_arm, "to arm", err, errlen);
 }
 
 /* Locked: the target at world pose W. */

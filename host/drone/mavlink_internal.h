@@ -49,6 +49,8 @@ enum {
 enum { PX4_MAIN_AUTO = 4, PX4_MAIN_OFFBOARD = 6, PX4_SUB_AUTO_LOITER = 3, PX4_SUB_AUTO_LAND = 6 };
 enum { ARDUCOPTER_GUIDED = 4, ARDUCOPTER_LAND = 9 };
 
+#define MAVLINK_ACKS 8
+
 /* A point in the vehicle's local NED frame, metres. */
 typedef struct mavlink_ned {
     double x, y, z;
@@ -58,7 +60,7 @@ typedef struct mavlink_ned {
  * field whose last report was not finite or out of physical range is not
  * valid (and keeps its last good value). */
 typedef struct mavlink_telemetry {
-    double heard_ms; /* when the last frame came (0: never) */
+    double heard_ms; /* when the last frame but a COMMAND_ACK came (0: never) */
     unsigned long frames;
     bool heartbeat;
     uint8_t compid; /* the autopilot's component id, from its HEARTBEAT */
@@ -72,14 +74,22 @@ typedef struct mavlink_telemetry {
     double yaw_deg; /* compass, [0, 360) */
     double roll_deg, pitch_deg;
     bool battery_valid, battery_status_seen;
-    int battery; /* percent */
-    int landed;  /* MAV_LANDED_STATE_* */
+    int battery;      /* percent */
+    int landed;       /* MAV_LANDED_STATE_* */
+    bool landed_seen; /* an EXTENDED_SYS_STATE came (some firmware sends none) */
     bool have_home;
     mavlink_ned home;
-    /* the last COMMAND_ACK (ACK_SEQ counts them) */
+    /* GLOBAL_POSITION_INT's height above home, metres, and when it came:
+     * with LOCAL_POSITION_NED's z it gives home's level in the local frame
+     * (ArduPilot's HOME_POSITION says x = y = z = 0 in many releases). */
+    bool have_rel_alt;
+    double rel_alt, rel_alt_ms;
+    /* The last MAVLINK_ACKS COMMAND_ACKs (ACK_SEQ counts them; ack number
+     * N is at N % MAVLINK_ACKS): a waiter that wakes after two answers
+     * still finds its own. */
     unsigned ack_seq;
-    uint16_t ack_cmd;
-    uint8_t ack_result;
+    uint16_t ack_cmd[MAVLINK_ACKS];
+    uint8_t ack_result[MAVLINK_ACKS];
     /* the last STATUSTEXT, printable; the last one that said why arming
      * is refused ("PreArm: ...", "Arm: ...") */
     unsigned text_seq;
@@ -91,6 +101,12 @@ typedef struct mavlink_telemetry {
 
 /* Takes frame F (of the vehicle) into T at time NOW_MS. */
 void mavlink_telemetry_apply(mavlink_telemetry *t, const mav_frame *f, double now_ms);
+
+/* Home's level (NED z, metres) in the vehicle's local frame, into *Z:
+ * from GLOBAL_POSITION_INT's height above home beside a position of the
+ * same moment (within a second), else HOME_POSITION's z. False when
+ * neither is known. */
+bool mavlink_home_level(const mavlink_telemetry *t, double *z);
 
 /* Is the vehicle armed? flying with the PX4 offboard / ArduPilot GUIDED? */
 bool mavlink_armed(const mavlink_telemetry *t);
@@ -119,6 +135,8 @@ const char *mavlink_result_name(int result);
 
 /* ---- the driver ---- */
 
+#define MAVLINK_STREAMS 7 /* the telemetry streams asked for (mavlink_fly.c) */
+
 typedef struct mavlink_drv {
     drone base;
     mavlink_config cfg;
@@ -126,7 +144,8 @@ typedef struct mavlink_drv {
     pthread_mutex_t lock; /* tm, target, streaming, flying, lost */
     pthread_cond_t cond;  /* signalled on each frame */
     mavlink_telemetry tm;
-    mavlink_ned origin; /* where connect found the vehicle ready */
+    double stream_ms[MAVLINK_STREAMS]; /* when each stream was last heard */
+    mavlink_ned origin;                /* where connect found the vehicle ready */
     bool have_origin;
     bool streaming;             /* the ticker sends TARGET at 10 Hz */
     mav_position_target target; /* NED, yaw in radians */
@@ -160,6 +179,10 @@ int mavlink_send_command_confirm(mavlink_drv *m, uint16_t cmd, const float param
 int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const char *what,
                     bool (*done)(mavlink_drv *m, void *ud), bool hurry, char *err, size_t errlen);
 int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen);
+/* The slot of MSGID among the streams asked for, or -1. */
+int mavlink_stream_slot(uint32_t msgid);
+/* Asks again for every stream not heard for a while (stream_ms). */
+void mavlink_refresh_streams(mavlink_drv *m);
 int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen);
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen);
 void mavlink_hold_here(mavlink_drv *m);

@@ -195,22 +195,50 @@ static int open_udp(mavlink_link *l, char *err, size_t errlen)
     return 0;
 }
 
-static int open_tcp(mavlink_link *l, char *err, size_t errlen)
+/* A connected TCP socket to the link's URL, or -1 with a message; connect
+ * waits at most TIMEOUT_S. */
+static int tcp_connect(const mavlink_url *u, int timeout_s, char *err, size_t errlen)
 {
     struct sockaddr_storage a;
     socklen_t alen;
-    if (resolve(&l->url, SOCK_STREAM, &a, &alen, err, errlen)) return -1;
-    l->fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (l->fd < 0) return errmsg_set(err, errlen, "cannot open a TCP socket: %s", strerror(errno));
+    if (resolve(u, SOCK_STREAM, &a, &alen, err, errlen)) return -1;
+    int fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errmsg_set(err, errlen, "cannot open a TCP socket: %s", strerror(errno));
     /* Linux bounds connect() by the send timeout. */
-    struct timeval tv = {CONNECT_TIMEOUT_S, 0};
-    setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (connect(l->fd, (struct sockaddr *)&a, alen) < 0)
-        return errmsg_set(err, errlen, "cannot connect to TCP %s:%d: %s", l->url.host, l->url.port,
-                          strerror(errno));
+    struct timeval tv = {timeout_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&a, alen) < 0) {
+        errmsg_set(err, errlen, "cannot connect to TCP %s:%d: %s", u->host, u->port,
+                   strerror(errno));
+        close(fd);
+        return -1;
+    }
     int one = 1;
-    setsockopt(l->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return 0;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static int open_tcp(mavlink_link *l, char *err, size_t errlen)
+{
+    l->fd = tcp_connect(&l->url, CONNECT_TIMEOUT_S, err, errlen);
+    return l->fd < 0 ? -1 : 0;
+}
+
+/* The TCP peer closed (SITL or a router restarted, a cable): connect again
+ * and put the new connection in place of the old under the same
+ * descriptor number (dup2), so that a sender never writes to a closed or
+ * reused descriptor. Tried every READ_SLICE_MS; while it fails the link is
+ * silent, and the driver ends the mission after its silence limit. */
+static void tcp_reconnect(mavlink_link *l)
+{
+    char err[256];
+    int fd = tcp_connect(&l->url, 1, err, sizeof err);
+    if (fd < 0) return;
+    pthread_mutex_lock(&l->send_lock);
+    dup2(fd, l->fd);
+    pthread_mutex_unlock(&l->send_lock);
+    close(fd);
+    l->parser.have = 0; /* a frame cut by the drop is not continued */
 }
 
 static int open_serial(mavlink_link *l, char *err, size_t errlen)
@@ -318,9 +346,10 @@ static void *reader_main(void *arg)
             }
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
             /* the TCP peer or the device went away: silence, which the
-             * driver notices */
+             * driver notices, unless a TCP link connects again */
             struct timespec ts = {0, READ_SLICE_MS * 1000000L};
             nanosleep(&ts, NULL);
+            if (l->url.kind == MAVLINK_TCP && !l->stop) tcp_reconnect(l);
         }
     }
     return NULL;
@@ -462,10 +491,13 @@ static int destination(mavlink_sub *s, struct sockaddr_storage *to, socklen_t *t
     return rc;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+/* Writes all N bytes; on a socket with send(MSG_NOSIGNAL): a TCP peer that
+ * closed must be an error here, not a SIGPIPE that ends the process
+ * before it could land the vehicle. */
+static int write_all(int fd, bool socket, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = write(fd, p, n);
+        ssize_t w = socket ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
         if (w < 0 && errno == EINTR) continue;
         if (w < 0 && errno == EAGAIN) {
             struct pollfd pfd = {fd, POLLOUT, 0};
@@ -497,7 +529,7 @@ int mavlink_sub_send(mavlink_sub *s, uint32_t msgid, const uint8_t *payload, siz
                  ? 0
                  : errmsg_set(err, errlen, "cannot send to the vehicle: %s", strerror(errno));
     else
-        rc = write_all(l->fd, frame, n) == 0
+        rc = write_all(l->fd, l->url.kind == MAVLINK_TCP, frame, n) == 0
                  ? 0
                  : errmsg_set(err, errlen, "cannot send to the vehicle: %s", strerror(errno));
     pthread_mutex_unlock(&l->send_lock);

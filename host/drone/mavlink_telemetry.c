@@ -80,6 +80,19 @@ static void take_home(mavlink_telemetry *t, const mav_frame *f)
     t->have_home = true;
 }
 
+/* relative_alt is millimetres above home; the rest of the message is not
+ * used (positions come from LOCAL_POSITION_NED). */
+static void take_global_position(mavlink_telemetry *t, const mav_frame *f, double now_ms)
+{
+    mav_global_position_int g;
+    mav_global_position_int_unpack(f, &g);
+    double h = g.relative_alt / 1000.0;
+    if (!in(h, -MAX_ALT_M, MAX_ALT_M)) return;
+    t->rel_alt = h;
+    t->rel_alt_ms = now_ms;
+    t->have_rel_alt = true;
+}
+
 /* The text with anything but printable ASCII replaced: it reaches
  * terminals, JSON and the web page. */
 static void printable(char *dst, size_t cap, const char *src)
@@ -106,7 +119,10 @@ static void take_text(mavlink_telemetry *t, const mav_frame *f, double now_ms)
 
 void mavlink_telemetry_apply(mavlink_telemetry *t, const mav_frame *f, double now_ms)
 {
-    t->heard_ms = now_ms;
+    /* The link's silence is judged on what the vehicle sends of itself: an
+     * answer to one of our requests (asked again every few seconds once a
+     * stream stops) would keep a vehicle that streams nothing "heard". */
+    if (f->msgid != MAV_MSG_COMMAND_ACK) t->heard_ms = now_ms;
     t->frames++;
     switch (f->msgid) {
     case MAV_MSG_HEARTBEAT: take_heartbeat(t, f); break;
@@ -129,21 +145,40 @@ void mavlink_telemetry_apply(mavlink_telemetry *t, const mav_frame *f, double no
     case MAV_MSG_EXTENDED_SYS_STATE: {
         mav_extended_sys_state e;
         mav_extended_sys_state_unpack(f, &e);
+        t->landed_seen = true;
         t->landed = e.landed_state <= MAV_LANDED_STATE_LANDING ? e.landed_state
                                                                : MAV_LANDED_STATE_UNDEFINED;
         break;
     }
     case MAV_MSG_HOME_POSITION: take_home(t, f); break;
+    case MAV_MSG_GLOBAL_POSITION_INT: take_global_position(t, f, now_ms); break;
     case MAV_MSG_COMMAND_ACK: {
         mav_command_ack a;
         mav_command_ack_unpack(f, &a);
-        t->ack_cmd = a.command, t->ack_result = a.result;
+        t->ack_cmd[t->ack_seq % MAVLINK_ACKS] = a.command;
+        t->ack_result[t->ack_seq % MAVLINK_ACKS] = a.result;
         t->ack_seq++;
         break;
     }
     case MAV_MSG_STATUSTEXT: take_text(t, f, now_ms); break;
     default: break;
     }
+}
+
+#define SAME_MOMENT_MS 1000
+
+bool mavlink_home_level(const mavlink_telemetry *t, double *z)
+{
+    if (t->have_rel_alt && t->have_pos && t->z_valid &&
+        fabs(t->rel_alt_ms - t->pos_ms) <= SAME_MOMENT_MS) {
+        *z = t->pos.z + t->rel_alt;
+        return true;
+    }
+    if (t->have_home) {
+        *z = t->home.z;
+        return true;
+    }
+    return false;
 }
 
 bool mavlink_armed(const mavlink_telemetry *t)

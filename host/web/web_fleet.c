@@ -101,6 +101,23 @@ static drone_pose get_pose(web_drone *d)
 
 /* ---- opening ---------------------------------------------------------- */
 
+/* A vehicle (link and system id) given to two drones would have two
+ * missions fly it at once: refused when serve starts. */
+static int vehicle_taken(web_fleet *f, const web_drone *d, char *err, size_t errlen)
+{
+    char a[320], b[320];
+    mavlink_config_name(&d->mcfg, a, sizeof a);
+    for (int i = 0; i < d->id && d->mcfg.sysid; i++) {
+        const web_drone *o = &f->drones[i];
+        if (o->mavlink && o->mcfg.sysid == d->mcfg.sysid &&
+            strcmp(a, mavlink_config_name(&o->mcfg, b, sizeof b)) == 0)
+            return snprintf(err, errlen, "--drone %s: vehicle %d of %s is drone %d's already",
+                            d->spec, d->mcfg.sysid, a, o->id),
+                   -1;
+    }
+    return 0;
+}
+
 static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *default_scene,
                       char *err, size_t errlen)
 {
@@ -123,11 +140,12 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
         return d->scene ? 0 : (snprintf(err, errlen, "drone %d: %s", d->id, msg), -1);
     }
     mavlink_config_init(&d->mcfg);
-    r = mavlink_config_option(&d->mcfg, "drone", spec, msg, sizeof msg);
+    r = mavlink_config_spec(&d->mcfg, spec, msg, sizeof msg);
     if (r < 0) return snprintf(err, errlen, "%s", msg), -1;
     if (r == 1) {
-        /* Several on one link: each flies the first vehicle no other one
-         * flies. Limits as for the Tello. */
+        /* Several on one link: each flies its ",sysid=N" or else the first
+         * vehicle no other one flies. Limits as for the Tello. */
+        if (vehicle_taken(f, d, err, errlen)) return -1;
         d->mavlink = true;
         if (!default_scene) return 0;
         d->scene = web_scenes_get(f->scenes, default_scene, false, msg, sizeof msg);
@@ -141,7 +159,7 @@ static int open_drone(web_fleet *f, web_drone *d, const char *spec, const char *
     else
         return snprintf(err, errlen,
                         "--drone %s: expected sim:SCENE, sim, tello, tello:HOST, mavlink or "
-                        "mavlink:URL",
+                        "mavlink:URL[,sysid=N]",
                         spec),
                -1;
     if (!path) return snprintf(err, errlen, "--drone sim needs --scene FILE"), -1;

@@ -21,6 +21,9 @@ const USAGE = `usage: vehicle_emu.js [options]
   --seed N                      the seed of loss and garbage (default 1)
   --delay-ms N                  delay every datagram each way by N ms
   --boot-ms N                   not ready to arm (PreArm) for N ms after start
+  --position-ok-ms N            ArduPilot: GUIDED and arming still refused for N ms
+                                after the position streams (EKF origin set, position
+                                not yet good; default 0)
   --log FILE                    one JSON line per message received and state change
   --max-runtime-s N             exit after N s whatever happens (default 120)
   --silent-after-s N            stop sending and answering after N s
@@ -34,7 +37,18 @@ const USAGE = `usage: vehicle_emu.js [options]
   --speed M                     horizontal speed, m/s (default 3)
   --climb M                     vertical speed, m/s (default 1.5)
   --battery PCT                 battery at start (default 95)
-  --drain PCT                   battery drain per second armed (default 0.05)`;
+  --drain PCT                   battery drain per second armed (default 0.05)
+  --fs-gcs-s N                  ArduPilot: its GCS failsafe on (FS_GCS_ENABLE 1,
+                                FS_GCS_TIMEOUT N): RTL when flying and no HEARTBEAT
+                                from system 255 came for N s (default off)
+  --ignore-first-interval ID,...
+                                the first SET_MESSAGE_INTERVAL for each of these
+                                message ids is not acted on (as if lost; acknowledged)
+  --origin-alt-m M              the local frame's origin (EKF origin) M metres above
+                                home: LOCAL_POSITION_NED and local targets are offset
+                                by it, HOME_POSITION's x, y, z stay 0 (as many ArduPilot
+                                releases send them), GLOBAL_POSITION_INT's
+                                relative_alt stays above home (default 0)`;
 
 function fail(msg) {
   process.stderr.write('vehicle_emu: ' + msg + '\n' + USAGE + '\n');
@@ -65,7 +79,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05,
+    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [], fsGcsS: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -79,6 +93,7 @@ function parseArgs(argv) {
       case '--seed': o.seed = num(a, v(), 0, 2 ** 32 - 1); break;
       case '--delay-ms': o.delayMs = num(a, v(), 0, 60000); break;
       case '--boot-ms': o.bootMs = num(a, v(), 0, 3600000); break;
+      case '--position-ok-ms': o.positionOkMs = num(a, v(), 0, 3600000); break;
       case '--log': o.log = v(); if (!o.log) fail('--log wants a file'); break;
       case '--max-runtime-s': o.maxRuntimeS = num(a, v(), 0.1, 86400); break;
       case '--silent-after-s': o.silentAfterS = num(a, v(), 0, 86400); break;
@@ -92,6 +107,9 @@ function parseArgs(argv) {
       case '--climb': o.climb = num(a, v(), 0.1, 20); break;
       case '--battery': o.battery = num(a, v(), 0, 100); break;
       case '--drain': o.drainPerS = num(a, v(), 0, 100); break;
+      case '--fs-gcs-s': o.fsGcsS = num(a, v(), 0.1, 3600); break;
+      case '--ignore-first-interval': o.ignoreFirstInterval = list(a, v(), 0, 16777215); break;
+      case '--origin-alt-m': o.originAltM = num(a, v(), -100, 100); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default: fail(`unknown option '${a}'`);
     }

@@ -4,7 +4,8 @@
 // ground station asks (MAV_CMD_SET_MESSAGE_INTERVAL); arming refused with
 // "PreArm: ..." STATUSTEXTs until the position estimate is ready; GUIDED
 // needs a position; MAV_CMD_NAV_TAKEOFF needs GUIDED and armed; position
-// targets outside GUIDED are ignored without an answer, and one without a
+// targets outside GUIDED are ignored without an answer, one it cannot use
+// (frame, type_mask) stops the vehicle where it is, and one without a
 // yaw turns the vehicle toward its direction of travel; the modes that want
 // a pilot's throttle (STABILIZE, ALT_HOLD, LOITER, POSHOLD) descend with no
 // RC; LAND ends on the ground with a disarm.
@@ -14,6 +15,7 @@ const { parseTarget } = require('./targets');
 const MODE = { STABILIZE: 0, ACRO: 1, ALT_HOLD: 2, AUTO: 3, GUIDED: 4, LOITER: 5, RTL: 6, CIRCLE: 7, LAND: 9, POSHOLD: 16, BRAKE: 17 };
 const MODE_NAME = Object.fromEntries(Object.entries(MODE).map(([k, n]) => [n, k]));
 const STICK_MODES = [MODE.STABILIZE, MODE.ACRO, MODE.ALT_HOLD, MODE.LOITER, MODE.POSHOLD, MODE.CIRCLE];
+const GUIDED_FLAG_MODES = [MODE.AUTO, MODE.GUIDED, MODE.LOITER, MODE.RTL, MODE.CIRCLE, MODE.POSHOLD, MODE.BRAKE];
 const SET_MODE_MSG_ID = 11; // ArduPilot acknowledges SET_MODE with this command id
 const PREARM_EVERY_MS = 5000;
 const RTL_ALT_M = 15;
@@ -32,20 +34,29 @@ const ardupilot = {
 
   defaultIntervals() { return {}; },
 
+  // base_mode as ArduCopter fills it: MANUAL_INPUT always, GUIDED_ENABLED
+  // in the modes that fly to a position of their own (never AUTO_ENABLED).
   heartbeatMode(v) {
-    const flags = v.mode === MODE.GUIDED ? 8 : v.mode === MODE.AUTO || v.mode === MODE.RTL ? 4 : 0;
+    const flags = 64 | (GUIDED_FLAG_MODES.includes(v.mode) ? 8 : 0);
     return { custom: v.mode, flags };
   },
 
+  // MAV_STATE: STANDBY while landed, ACTIVE in the air.
+  systemStatus(v) { return v.flying() ? 4 : 3; },
+
   refusalText(why) { return 'PreArm: ' + why; },
   bootText() { return 'Need Position Estimate'; },
-  armCheck() { return null; },
+  armCheck(v) { return this.positionOk(v) ? null : 'PreArm: Need Position Estimate'; },
+
+  // A position good enough to fly on comes a while after the EKF origin
+  // (LOCAL_POSITION_NED streams from the origin on).
+  positionOk(v) { return v.now() >= v.opts.bootMs + v.opts.positionOkMs; },
 
   // Returns the COMMAND_ACK result of a switch to mode N.
   switchTo(v, n) {
     if (MODE_NAME[n] === undefined) return RESULT.FAILED;
-    if ((n === MODE.GUIDED || n === MODE.LOITER || n === MODE.RTL || n === MODE.AUTO) && !v.ready()) {
-      v.text(3, 'Mode change failed: ' + MODE_NAME[n] + ' requires position');
+    if ((n === MODE.GUIDED || n === MODE.LOITER || n === MODE.RTL || n === MODE.AUTO) && !this.positionOk(v)) {
+      v.text(4, 'Mode change failed: ' + MODE_NAME[n] + ' requires position');
       v.event('mode_refused', { mode: MODE_NAME[n], why: 'no position' });
       return RESULT.FAILED;
     }
@@ -97,10 +108,11 @@ const ardupilot = {
     return RESULT.UNSUPPORTED;
   },
 
-  // param7: the altitude above home, metres.
+  // param7: the altitude above home, metres (frame GLOBAL_RELATIVE_ALT);
+  // refused below the vehicle's own height ("can't takeoff downwards").
   takeoff(v, alt) {
-    if (v.mode !== MODE.GUIDED || !v.armed || v.flying() || !(alt > 0) || !Number.isFinite(alt)) {
-      v.event('takeoff_refused', { mode: MODE_NAME[v.mode], armed: v.armed });
+    if (v.mode !== MODE.GUIDED || !v.armed || v.flying() || !(alt > -v.pos.z) || !Number.isFinite(alt)) {
+      v.event('takeoff_refused', { mode: MODE_NAME[v.mode], armed: v.armed, alt });
       return RESULT.FAILED;
     }
     v.control = 'position';
@@ -122,14 +134,28 @@ const ardupilot = {
       return;
     }
     if (!v.flying()) {
+      // On the ground a target replaces a takeoff not yet off the ground,
+      // and the vehicle stays down (ArduCopter's landed GUIDED holds the
+      // motors at idle): it then disarms by itself.
+      if (v.control === 'position') {
+        v.control = 'idle';
+        v.target = null;
+        v.event('takeoff_replaced');
+      }
       v.event('target_ignored', { why: 'not flying' });
       return;
     }
     const t = parseTarget(v, msg);
     if (t.error) {
+      // ArduCopter answers a target it cannot use (frame, type_mask, a
+      // velocity that is not a number) by stopping where it is.
       v.event('target_rejected', { why: t.error });
+      v.control = 'position';
+      v.target = { x: v.pos.x, y: v.pos.y, z: v.pos.z, yaw: v.yaw };
       return;
     }
+    // In the body frames the yaw is relative to the heading.
+    if (t.yaw !== null && (msg.coordinateFrame === 8 || msg.coordinateFrame === 9)) t.yaw += v.yaw;
     if (t.kind === 'vel') {
       v.control = 'velocity';
       v.velTarget = t;
@@ -142,9 +168,18 @@ const ardupilot = {
 
   update(v) {
     const now = v.now();
-    if (!v.ready() && !v.armed && now - v.lastPrearm >= PREARM_EVERY_MS) {
+    if (!this.positionOk(v) && !v.armed && now - v.lastPrearm >= PREARM_EVERY_MS) {
       v.lastPrearm = now;
       v.text(2, 'PreArm: ' + this.bootText());
+    }
+    // FS_GCS_ENABLE 1 (off by default, as here without --fs-gcs-s): RTL
+    // when the ground station's HEARTBEAT stops for FS_GCS_TIMEOUT.
+    const fs = v.opts.fsGcsS;
+    if (fs !== null && v.flying() && v.gcsHeardAt !== undefined && now - v.gcsHeardAt > fs * 1000 &&
+        v.mode !== MODE.RTL && v.mode !== MODE.LAND) {
+      v.text(2, 'GCS Failsafe');
+      v.event('gcs_failsafe');
+      this.switchTo(v, MODE.RTL);
     }
     if (v.mode === MODE.RTL && v.flying() && v.control === 'position' && Math.hypot(v.pos.x, v.pos.y) < 0.2) {
       this.switchTo(v, MODE.LAND);

@@ -25,7 +25,7 @@ function parseTarget(v, msg) {
     return { error: 'frame ' + f + ' not supported' };
   }
   if (useVel) return { kind: 'vel', vx: x, vy: y, vz: z, yaw };
-  if (f !== FRAME.LOCAL_NED) { x += v.pos.x; y += v.pos.y; z += v.pos.z; }
+  if (f !== FRAME.LOCAL_NED) { x += v.pos.x; y += v.pos.y; z += v.pos.z; } else z -= v.opts.originAltM;
   return { kind: 'pos', x, y, z, yaw };
 }
 

@@ -26,7 +26,8 @@ function heartbeat(v) {
   if (v.armed) base |= MODE_FLAG.ARMED;
   return {
     type: MAV_TYPE_QUADROTOR, autopilot: v.p.autopilot, base_mode: base, custom_mode: m.custom,
-    system_status: v.armed ? MAV_STATE.ACTIVE : MAV_STATE.STANDBY, mavlink_version: 3,
+    system_status: v.p.systemStatus ? v.p.systemStatus(v) : v.armed ? MAV_STATE.ACTIVE : MAV_STATE.STANDBY,
+    mavlink_version: 3,
   };
 }
 
@@ -46,7 +47,7 @@ const BUILDERS = {
   HEARTBEAT: heartbeat,
   ATTITUDE: (v) => ({ time_boot_ms: v.now(), roll: 0, pitch: 0, yaw: v.yaw, yawspeed: v.yawRate }),
   LOCAL_POSITION_NED: (v) => ({
-    time_boot_ms: v.now(), x: v.pos.x, y: v.pos.y, z: v.pos.z, vx: v.vel.x, vy: v.vel.y, vz: v.vel.z,
+    time_boot_ms: v.now(), x: v.pos.x, y: v.pos.y, z: v.pos.z + v.opts.originAltM, vx: v.vel.x, vy: v.vel.y, vz: v.vel.z,
   }),
   GLOBAL_POSITION_INT: (v) => {
     const g = global(v);
@@ -79,7 +80,7 @@ const BUILDERS = {
     const t = v.target;
     if (!t) return { time_boot_ms: v.now(), coordinate_frame: 1, type_mask: 0xfff };
     return {
-      time_boot_ms: v.now(), coordinate_frame: 1, x: t.x, y: t.y, z: t.z,
+      time_boot_ms: v.now(), coordinate_frame: 1, x: t.x, y: t.y, z: t.z + v.opts.originAltM,
       yaw: t.yaw === null ? 0 : t.yaw, type_mask: 0xff8 & ~(t.yaw === null ? 0 : 0x400),
     };
   },

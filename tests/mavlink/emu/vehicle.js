@@ -15,6 +15,7 @@ const CMD = {
 };
 const LANDED = { UNDEFINED: 0, ON_GROUND: 1, IN_AIR: 2, TAKEOFF: 3, LANDING: 4 };
 const COMPID = 1;
+const GCS_SYSID = 255; // ArduPilot's SYSID_MYGCS: the ground station its GCS failsafe watches
 const POSITION_MSGS = ['LOCAL_POSITION_NED', 'GLOBAL_POSITION_INT', 'HOME_POSITION'];
 
 class Vehicle {
@@ -108,6 +109,7 @@ class Vehicle {
   handle(name, msg, peer) {
     this.log.line('recv', { sysid: this.sysid, src: peer.key, srcsys: peer.srcsys, proto: peer.proto, msg: name, fields: plainFields(msg) });
     if (this.link.silent) return;
+    if (name === 'HEARTBEAT' && peer.srcsys === GCS_SYSID) this.gcsHeardAt = this.now();
     if (name === 'COMMAND_LONG' || name === 'COMMAND_INT') this.command(msg, peer);
     else if (name === 'SET_MODE') this.p.setModeMessage(this, msg, peer);
     else if (name === 'SET_POSITION_TARGET_LOCAL_NED') this.p.positionTarget(this, msg);
@@ -136,6 +138,11 @@ class Vehicle {
   messageInterval(id, us) {
     const name = telemetry.nameOf(id);
     if (!name) return RESULT.UNSUPPORTED;
+    if (this.opts.ignoreFirstInterval.includes(id) && !(this.ignoredOnce ||= new Set()).has(id)) {
+      this.ignoredOnce.add(id);
+      this.event('interval_ignored', { msg: name });
+      return RESULT.ACCEPTED;
+    }
     if (us === -1) this.intervals.delete(name);
     else if (us === 0) this.intervals.set(name, 1000);
     else if (us > 0 && Number.isFinite(us)) this.intervals.set(name, Math.max(20, us / 1000));
