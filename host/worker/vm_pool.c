@@ -61,7 +61,9 @@ struct vm_wproc {
     /* Reading fd (under mu): someone reads it; it is the watcher; which
      * only polls, so that a mission's thread may take over. */
     bool rd_busy, rd_watcher, rd_polling;
-    bool broken; /* a read failed: nobody reads again, the watcher ends it */
+    bool broken;     /* a read failed: nobody reads again, the watcher ends it */
+    bool reaping;    /* the watcher reaps it: its pid may be another's soon */
+    frame_reader rd; /* fd, read by the thread that reads */
     pthread_cond_t watch;
 };
 
@@ -114,6 +116,9 @@ static vm *find(vm_wproc *w, uint32_t id)
 /* The worker is gone: reap it and end its missions. */
 static void ended(vm_wproc *w)
 {
+    pthread_mutex_lock(&w->mu);
+    w->reaping = true;
+    pthread_mutex_unlock(&w->mu);
     kill(w->pid, SIGKILL); /* one that only closed its socket may still run */
     while (waitpid(w->pid, &w->wstatus, 0) < 0 && errno == EINTR)
         ;
@@ -149,14 +154,17 @@ static void set_why_locked(vm_wproc *w, vm *cutter, sandbox_status st, const cha
     pthread_cond_broadcast(&w->space); /* a reader waiting for room gives up */
 }
 
-static void set_why(vm_wproc *w, vm *cutter, sandbox_status st, const char *why)
-{
-    pthread_mutex_lock(&w->mu);
-    set_why_locked(w, cutter, st, why);
-    pthread_mutex_unlock(&w->mu);
-}
-
 /* ---- reading the socket (see the top) ------------------------------------ */
+
+/* Nobody reads again; the worker is killed, so that the watcher, which may
+ * be waiting in a poll of its socket, sees it close and ends it. Under
+ * w->mu. */
+static void cut_locked(vm_wproc *w)
+{
+    w->broken = true;
+    if (!w->reaping) kill(w->pid, SIGKILL);
+    pthread_cond_signal(&w->watch);
+}
 
 /* A read of fd failed (WHY): the worker closed its end or sent what is not
  * a frame. Nobody reads again; the watcher reaps it and ends its missions.
@@ -168,8 +176,7 @@ static void broke(vm_wproc *w, const char *why)
         snprintf(msg, sizeof msg, "sent %s: cut off", why);
         set_why_locked(w, NULL, SANDBOX_CRASHED, msg);
     }
-    w->broken = true;
-    pthread_cond_signal(&w->watch);
+    cut_locked(w);
 }
 
 /* Hands F, read for another mission, to that mission's mailbox, waiting
@@ -188,8 +195,7 @@ static void deliver(vm_wproc *w, frame *f)
     }
     frame_free(f), free(f);
     if (!v) set_why_locked(w, NULL, SANDBOX_CRASHED, "sent a frame for no mission of its: cut off");
-    w->broken = true;
-    pthread_cond_signal(&w->watch);
+    cut_locked(w);
 }
 
 /* True when the calling thread may start reading. Under w->mu. */
@@ -198,16 +204,18 @@ static bool may_read(const vm_wproc *w)
     return !w->broken && !w->why[0] && (!w->rd_busy || (w->rd_watcher && w->rd_polling));
 }
 
-/* The reading thread is done: a mission's thread waiting takes over (the
- * watcher would, but later). Under w->mu. */
+/* The reading thread is done: a mission's thread waiting takes over, or
+ * the watcher (at its next look, unless frames are left in the buffer,
+ * which no poll sees). Under w->mu. */
 static void release(vm_wproc *w)
 {
     w->rd_busy = w->rd_watcher = w->rd_polling = false;
     for (vm *v = w->missions; v; v = v->next)
         if (v->waiting) {
             pthread_cond_signal(&v->cv);
-            break;
+            return;
         }
+    if (frame_reader_buffered(&w->rd)) pthread_cond_signal(&w->watch);
 }
 
 /* Waits on CV for at most MS milliseconds. */
@@ -234,14 +242,14 @@ static void *watcher(void *ud)
         w->rd_busy = w->rd_watcher = w->rd_polling = true;
         pthread_mutex_unlock(&w->mu);
         struct pollfd pf = {.fd = w->fd, .events = POLLIN};
-        poll(&pf, 1, -1);
+        if (!frame_reader_buffered(&w->rd)) poll(&pf, 1, -1);
         pthread_mutex_lock(&w->mu);
         if (!w->rd_busy || !w->rd_watcher) continue; /* a mission's thread took over */
         w->rd_polling = false;
         pthread_mutex_unlock(&w->mu);
         frame *f = calloc(1, sizeof *f);
         const char *why = "out of memory";
-        int rc = f ? frame_recv(w->fd, f, -1, &why) : -1;
+        int rc = f ? frame_read(&w->rd, f, -1, &why) : -1;
         pthread_mutex_lock(&w->mu);
         if (rc == 1)
             deliver(w, f);
@@ -288,6 +296,7 @@ static vm_wproc *start(char *err, size_t errlen)
     }
     w->pid = pid;
     w->fd = sv[0];
+    frame_reader_init(&w->rd, w->fd);
     fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) | O_NONBLOCK);
     pthread_mutex_init(&w->mu, NULL);
     pthread_mutex_init(&w->wmu, NULL);
@@ -433,7 +442,7 @@ int vm_pool_next(vm *v, int timeout_ms)
         }
         pthread_mutex_unlock(&w->mu);
         const char *why = "";
-        int r = frame_recv(w->fd, &v->rx, (int)left + 1, &why);
+        int r = frame_read(&w->rd, &v->rx, (int)left + 1, &why);
         pthread_mutex_lock(&w->mu);
         if (r == 1 && v->rx.h.mission == v->id) {
             frame t = v->in; /* the buffers are kept for the next frames */
@@ -467,10 +476,10 @@ void vm_pool_cut(vm *v, sandbox_status st, const char *why)
 {
     vm_wproc *w = v->w;
     if (!w || atomic_load(&v->gone)) return;
-    set_why(w, v, st, why);
-    kill(w->pid, SIGKILL);
     /* the watcher reaps it and ends its missions, this one too */
     pthread_mutex_lock(&w->mu);
+    set_why_locked(w, v, st, why);
+    if (!w->reaping) kill(w->pid, SIGKILL);
     while (!w->dead)
         pthread_cond_wait(&w->ended, &w->mu);
     pthread_mutex_unlock(&w->mu);
@@ -486,7 +495,7 @@ void vm_kill_sandbox(sandbox *sb, const char *why)
         vm *v = w->missions;
         while (v && v->sb != sb)
             v = v->next;
-        if (v && !w->why[0] && !w->dead) {
+        if (v && !w->why[0] && !w->reaping) {
             snprintf(w->why, sizeof w->why, "was killed by the watchdog: %s", why);
             w->status = SANDBOX_HUNG;
             w->cutter = v;

@@ -67,6 +67,7 @@ static wmission *missions;
 static pthread_mutex_t box_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t main_cv = PTHREAD_COND_INITIALIZER;
 static bool rd_busy, rd_main, rd_polling;
+static frame_reader rd; /* the socket, read by the thread that reads */
 static const char *test_mode;
 
 static void send_locked(frame *f)
@@ -94,25 +95,28 @@ static bool may_read(void)
     return !rd_busy || (rd_main && rd_polling);
 }
 
-/* The reading thread is done: a mission's thread waiting takes over (the
- * main thread would, but later). Under box_mu; list_mu comes after it. */
+/* The reading thread is done: a mission's thread waiting takes over, or
+ * the main thread (at its next look, unless frames are left in the buffer,
+ * which no poll sees). Under box_mu; list_mu comes after it. */
 static void release(void)
 {
     rd_busy = rd_main = rd_polling = false;
+    bool taken = false;
     pthread_mutex_lock(&list_mu);
-    for (wmission *m = missions; m; m = m->next)
+    for (wmission *m = missions; m && !taken; m = m->next)
         if (m->waiting) {
             pthread_cond_signal(&m->cv);
-            break;
+            taken = true;
         }
     pthread_mutex_unlock(&list_mu);
+    if (!taken && frame_reader_buffered(&rd)) pthread_cond_signal(&main_cv);
 }
 
 static frame *read_frame(void)
 {
     frame *f = calloc(1, sizeof *f);
     const char *why;
-    if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0); /* the host is gone */
+    if (!f || frame_read(&rd, f, -1, &why) != 1) _exit(0); /* the host is gone */
     return f;
 }
 
@@ -578,6 +582,7 @@ int worker_main(int argc, char **argv)
         return 2;
     }
     sock = 3;
+    frame_reader_init(&rd, sock);
     frame_plain_writes();
     signal(SIGPIPE, SIG_DFL);
     test_mode = getenv("ALOFT_TEST_WORKER");
@@ -607,7 +612,7 @@ int worker_main(int argc, char **argv)
         rd_busy = rd_main = rd_polling = true;
         pthread_mutex_unlock(&box_mu);
         struct pollfd pf = {.fd = sock, .events = POLLIN};
-        poll(&pf, 1, -1);
+        if (!frame_reader_buffered(&rd)) poll(&pf, 1, -1);
         pthread_mutex_lock(&box_mu);
         if (!rd_busy || !rd_main) continue; /* a mission's thread took over */
         rd_polling = false;
