@@ -297,6 +297,14 @@ bool frame_reader_buffered(const frame_reader *r)
     return r->end > r->start;
 }
 
+bool frame_reader_whole(const frame_reader *r)
+{
+    frame_header h;
+    if (r->end - r->start < sizeof h) return false;
+    memcpy(&h, r->buf + r->start, sizeof h);
+    return h.len > FRAME_MAX || h.zero != 0 || r->end - r->start - sizeof h >= h.len;
+}
+
 /* Reads what the socket has (at least a byte) into R's buffer by DEADLINE
  * (clock_now_ms; <0: none). 1, 0 at the deadline when FIRST, -1 on EOF,
  * an error or a stall. */

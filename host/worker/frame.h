@@ -133,6 +133,10 @@ void frame_reader_init(frame_reader *r, int fd);
 /* True when bytes are buffered: a poll of the socket would not see them. */
 bool frame_reader_buffered(const frame_reader *r);
 
+/* True when a whole frame is buffered (or a header that is not one), which
+ * frame_read returns without waiting. */
+bool frame_reader_whole(const frame_reader *r);
+
 /* As frame_recv, through R's buffer. A timed wait (TIMEOUT_MS >= 0) polls
  * before it reads; an untimed one reads at once (a blocking socket waits
  * there). */

@@ -205,8 +205,9 @@ static bool may_read(const vm_wproc *w)
 }
 
 /* The reading thread is done: a mission's thread waiting takes over, or
- * the watcher (at its next look, unless frames are left in the buffer,
- * which no poll sees). Under w->mu. */
+ * the watcher at its next look. Frames left in the buffer (no poll sees
+ * them) wait for their missions' threads, which read them as they next
+ * wait. Under w->mu. */
 static void release(vm_wproc *w)
 {
     w->rd_busy = w->rd_watcher = w->rd_polling = false;

@@ -152,6 +152,10 @@ static frame *take(wmission *m)
         frame *f = read_frame();
         if (f->h.mission == m->id && f->h.type != FRAME_OPEN && f->h.type != FRAME_CANCEL &&
             !test_mode) {
+            /* whole frames left in the buffer go out before another
+             * thread may read: no poll would see them */
+            while (frame_reader_whole(&rd))
+                dispatch(read_frame());
             pthread_mutex_lock(&box_mu);
             release();
             pthread_mutex_unlock(&box_mu);
@@ -531,8 +535,11 @@ static void misbehave(const char *how, uint32_t id)
         execv("/bin/true", args);
         _exit(9);
     }
-    if (strcmp(how, "malformed") == 0) {
+    if (strcmp(how, "malformed") == 0 || strcmp(how, "stray") == 0) {
+        /* a header that is not one, or a well-formed frame for a mission
+         * this worker does not run */
         frame_header h = {.len = FRAME_MAX + 1, .type = FRAME_DONE, .zero = 0, .mission = id};
+        if (strcmp(how, "stray") == 0) h = (frame_header){.type = FRAME_DONE, .mission = id + 1000};
         if (write(sock, &h, sizeof h) < 0) _exit(0);
         for (;;) { /* silent from here on (confined: nanosleep, not pause) */
             struct timespec t = {1, 0};
