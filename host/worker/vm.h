@@ -46,10 +46,7 @@ typedef struct vm vm;
  * CTX->sb, which in worker mode becomes the host-side sandbox: its cancel
  * flag and deadline rule the skills the host runs). LIM are the VM's
  * budgets. IN_PROCESS forces this process (verification). NULL with a
- * message. A worker builds the VM while the caller goes on: what goes wrong
- * there (it dies, or refuses the VM) is told by the first call that uses
- * the VM (vm_begin, vm_event, vm_run_script), as the same message each
- * time. */
+ * message. */
 vm *vm_open(skill_ctx *ctx, const sandbox_limits *lim, bool in_process, char *err, size_t errlen);
 
 /* Frees the VM (and ends its worker's part). */

@@ -37,8 +37,6 @@ struct vm {
     frame rx;     /* what V's thread reads from the socket itself */
     bool waiting; /* V's thread waits for a frame while another reads */
     bool finished;
-    bool opening;       /* OPEN sent, its answer not read yet (see vm_worker_open) */
-    char open_err[512]; /* the worker's refusal of OPEN, or "" */
     atomic_bool gone;
     sandbox_status gone_status; /* CRASHED or HUNG once gone */
     char gone_why[512];

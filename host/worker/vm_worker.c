@@ -293,22 +293,6 @@ int vm_worker_open(vm *v, const sandbox_limits *lim, char *err, size_t errlen)
         put_skill(f, registry_at(v->ctx->reg, i));
     if (f->bad) return errmsg_set(err, errlen, "the skills do not fit in one frame to the worker");
     send_frame(v);
-    /* The answer is read at the VM's first use (opened): meanwhile the
-     * mission goes on with its start (the world, the scene, the LLM's
-     * request) while the worker builds the VM. */
-    v->opening = true;
-    v->ctx->run_high = vm_worker_run_high;
-    v->ctx->run_high_ud = v;
-    return 0;
-}
-
-/* The worker's answer to OPEN, read once before the VM's first use. 0, or
- * -1 with the reason (the same at every later call). */
-static int opened(vm *v, char *err, size_t errlen)
-{
-    if (v->open_err[0]) return errmsg_set(err, errlen, "%s", v->open_err);
-    if (!v->opening) return 0;
-    v->opening = false;
     if (await(v, FRAME_OPENED, FRAME_OPENED)) return errmsg_set(err, errlen, "%s", v->gone_why);
     uint8_t ok = frame_get_u8(&v->in);
     size_t len;
@@ -317,16 +301,16 @@ static int opened(vm *v, char *err, size_t errlen)
         refuse(v, "a malformed answer to its start");
         return errmsg_set(err, errlen, "%s", v->gone_why);
     }
-    if (ok) return 0;
-    snprintf(v->open_err, sizeof v->open_err, "%.*s", (int)len, msg);
-    return errmsg_set(err, errlen, "%s", v->open_err);
+    if (!ok) return errmsg_set(err, errlen, "%.*s", (int)len, msg);
+    v->ctx->run_high = vm_worker_run_high;
+    v->ctx->run_high_ud = v;
+    return 0;
 }
 
 int vm_worker_begin(vm *v, char *err, size_t errlen)
 {
     v->finished = false;
     if (v->gone) return errmsg_set(err, errlen, "%s", v->gone_why);
-    if (opened(v, err, errlen)) return -1;
     frame_start(&v->out, FRAME_BEGIN, v->id);
     send_frame(v);
     if (await(v, FRAME_DONE, FRAME_DONE)) return errmsg_set(err, errlen, "%s", v->gone_why);
@@ -345,7 +329,6 @@ sandbox_status vm_worker_event(vm *v, const ms_event *ev, bool *ran, char *err, 
     }
     if (ev->kind != MS_EV_STATEMENT && ev->kind != MS_EV_BLOCK_BEGIN && ev->kind != MS_EV_BLOCK_END)
         return SANDBOX_OK;
-    if (opened(v, err, errlen)) return v->gone ? v->gone_status : SANDBOX_ERROR;
     frame *f = &v->out;
     frame_start(f, FRAME_EVENT, v->id);
     frame_put_u8(f, (uint8_t)ev->kind);
@@ -367,8 +350,7 @@ sandbox_status vm_worker_event(vm *v, const ms_event *ev, bool *ran, char *err, 
 
 cJSON *vm_worker_result(vm *v)
 {
-    char err[512];
-    if (v->gone || opened(v, err, sizeof err)) return cJSON_CreateNull();
+    if (v->gone) return cJSON_CreateNull();
     frame_start(&v->out, FRAME_RESULT, v->id);
     send_frame(v);
     if (await(v, FRAME_VALUE, FRAME_VALUE)) return cJSON_CreateNull();
@@ -385,7 +367,6 @@ sandbox_status vm_worker_script(vm *v, const char *code, size_t len, const char 
                                 char *err, size_t errlen)
 {
     if (v->gone) return gone(v, err, errlen);
-    if (opened(v, err, errlen)) return v->gone ? v->gone_status : SANDBOX_ERROR;
     frame *f = &v->out;
     frame_start(f, FRAME_SCRIPT, v->id);
     frame_put_str(f, chunkname, strlen(chunkname));
