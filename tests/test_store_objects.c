@@ -4,7 +4,9 @@
  * STORE_OBJECT_MERGE_CM, in a cube's corner that the index returns but the
  * distance refuses), into the nearest object, into an object that merges
  * moved, among thousands of others; a version 4 store is migrated with its
- * objects indexed; positions that the index cannot hold are refused.
+ * objects indexed; positions that the index cannot hold are refused; the
+ * sightings of one view (store_record_objects) merge as one by one would,
+ * and a view with one refused sighting records none.
  *
  * labels: store
  */
@@ -151,6 +153,41 @@ static void test_bad_positions(store *s)
     store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
 }
 
+/* One view's sightings in one call: the second apple merges into the first
+ * (in the same transaction), the far one and the cup are new; a view with a
+ * position the index cannot hold is refused whole. */
+static void test_view(store *s)
+{
+    char err[256];
+    store_mission_info park = {.scene_json = "{\"name\":\"park\"}"};
+    store_mission *m = store_mission_begin(s, &park, err, sizeof err);
+    CHECK(m != NULL, "begin: %s", err);
+    if (!m) return;
+    store_object objs[8];
+    const double r = STORE_OBJECT_MERGE_CM;
+    store_sighting view[] = {{"plum", 0, 5000, 80, 0.6},
+                             {"plum", r - 0.01, 5000, 80, 0.9},
+                             {"plum", r + 1, 5000 + r, 80, 0.5},
+                             {"mug", 0, 5000, 80, 0.7}};
+    CHECK(store_record_objects(m, view, 4, err, sizeof err) == 0, "view: %s", err);
+    int plums = store_objects(s, "plum", objs, 8, err, sizeof err);
+    CHECK(plums == 2 && store_objects(s, "mug", objs + 2, 6, err, sizeof err) == 1,
+          "three objects from four sightings: %d plums", plums);
+    int merged = 0;
+    for (int i = 0; i < plums; i++)
+        if (objs[i].sightings == 2) merged++;
+    CHECK(merged == 1, "the near plums are one object seen twice");
+    store_sighting bad[] = {{"kettle", 0, 6000, 80, 0.5}, {"kettle", NAN, 6000, 80, 0.5}};
+    err[0] = '\0';
+    CHECK(store_record_objects(m, bad, 2, err, sizeof err) == -1 && strstr(err, "position"),
+          "a view with a bad position is refused: '%s'", err);
+    store_sighting nameless[] = {{"kettle", 0, 6000, 80, 0.5}, {"", 0, 6000, 80, 0.5}};
+    CHECK(store_record_objects(m, nameless, 2, err, sizeof err) == -1, "a nameless one too");
+    CHECK(store_objects(s, "kettle", objs, 8, err, sizeof err) == 0, "nothing of them remembered");
+    CHECK(store_record_objects(m, view, 0, err, sizeof err) == 0, "an empty view is nothing");
+    store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
+}
+
 static void run_sql(const char *path, const char *sql)
 {
     sqlite3 *db;
@@ -229,6 +266,7 @@ int main(void)
         test_nearest_and_moved(s);
         test_many_objects(s);
         test_bad_positions(s);
+        test_view(s);
         store_close(s);
     }
     test_migration_from_v4();

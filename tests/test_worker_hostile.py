@@ -3,7 +3,8 @@
 """A worker process that misbehaves on the socket (SPEC §6): the host reads
 its frames as untrusted input. The test-only modes of the worker
 (ALOFT_TEST_WORKER, host/worker/worker.h) answer the start of a mission
-with a flood of frames or with a frame header that is not one; the host
+with a flood of frames, with a frame header that is not one or with a frame
+for a mission it does not run, then silence; the host
 cuts the worker off (kills it), ends the run as crashed, and stays well:
 one JSON document, exit 1, the mission recorded, the drone landed. A worker
 that tries open, socket or execve after its confinement is killed by the
@@ -133,6 +134,7 @@ def check_normal_worker_ends():
 def main():
     check_mode("flood", "a flood of")
     check_mode("malformed", "a frame header that is not one")
+    check_mode("stray", "a frame for no mission of its")
     check_hang()
     for mode, call in (("open", "openat"), ("socket", "socket"), ("execve", "execve")):
         check_escape(mode, call)

@@ -231,18 +231,22 @@ void mission_record_skill_event(mission_record *r, skill_ctx *ctx, const skill_e
 
 void mission_record_sightings(mission_record *r, skill_ctx *ctx, const vision_object *objs, int n)
 {
-    if (r->error[0] || !r->world || !r->world->scene) return;
+    if (r->error[0] || !r->world || !r->world->scene || n <= 0) return;
     drone_pose pose = mission_world_pose(r->world);
+    store_sighting *v = calloc((size_t)n, sizeof *v);
+    char err[512];
+    if (!v) {
+        fail(r, ctx, "out of memory");
+        return;
+    }
+    int k = 0;
     for (int i = 0; i < n; i++) {
         double pos[3];
         if (!sighting_locate(&pose, &r->world->scene->camera, &objs[i], pos)) continue;
-        char err[512];
-        if (store_record_object(r->m, objs[i].cls, pos[0], pos[1], pos[2], objs[i].conf, err,
-                                sizeof err) < 0) {
-            fail(r, ctx, err);
-            return;
-        }
+        v[k++] = (store_sighting){objs[i].cls, pos[0], pos[1], pos[2], objs[i].conf};
     }
+    if (store_record_objects(r->m, v, k, err, sizeof err)) fail(r, ctx, err);
+    free(v);
 }
 
 int64_t mission_record_llm(mission_record *r, const store_llm *x)

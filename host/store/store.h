@@ -245,6 +245,19 @@ typedef struct store_object {
 int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, char *err, size_t errlen);
 
+/* One sighting of a view (store_record_objects). */
+typedef struct store_sighting {
+    const char *cls;
+    double x, y, z, conf;
+} store_sighting;
+
+/* Records the N sightings of one view as store_record_object does, in one
+ * transaction: many missions sharing a store wait for its lock once per
+ * view, not once per object. On a refused sighting nothing of the view is
+ * recorded. Returns 0, or -1 with a message. */
+int store_record_objects(store_mission *m, const store_sighting *v, int n, char *err,
+                         size_t errlen);
+
 /* The remembered objects (of class CLS, or all when CLS is NULL), most
  * recently seen first, at most MAX. Returns how many were written to OUT,
  * or -1. */

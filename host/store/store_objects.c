@@ -81,8 +81,8 @@ static int64_t merge_locked(store_mission *m, const char *cls, double x, double 
     return id ? id : sqlite3_last_insert_rowid(s->db);
 }
 
-int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
-                            double conf, char *err, size_t errlen)
+/* A sighting the store can index, or -1 with a message. */
+static int check_sighting(const char *cls, double x, double y, double z, char *err, size_t errlen)
 {
     if (!cls || !*cls) return errmsg_set(err, errlen, "an object needs a class");
     /* The spatial index keeps 32-bit floats: a position beyond their range
@@ -91,6 +91,13 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
           fabs(z) <= STORE_OBJECT_MAX_CM))
         return errmsg_set(err, errlen, "object position (%g, %g, %g) is not within %g cm", x, y, z,
                           STORE_OBJECT_MAX_CM);
+    return 0;
+}
+
+int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
+                            double conf, char *err, size_t errlen)
+{
+    if (check_sighting(cls, x, y, z, err, errlen)) return -1;
     char now[32];
     store_now_iso(now, sizeof now);
     store *s = m->s;
@@ -103,6 +110,25 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
     }
     pthread_mutex_unlock(&s->lock);
     return id;
+}
+
+int store_record_objects(store_mission *m, const store_sighting *v, int n, char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++)
+        if (check_sighting(v[i].cls, v[i].x, v[i].y, v[i].z, err, errlen)) return -1;
+    if (n <= 0) return 0;
+    char now[32];
+    store_now_iso(now, sizeof now);
+    store *s = m->s;
+    pthread_mutex_lock(&s->lock);
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err, errlen);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (merge_locked(m, v[i].cls, v[i].x, v[i].y, v[i].z, v[i].conf, now, err, errlen) <= 0)
+            rc = -1;
+    if (rc == 0) rc = store_exec(s, "COMMIT", err, errlen);
+    if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->lock);
+    return rc ? -1 : 0;
 }
 
 void store_object_row(sqlite3_stmt *q, store_object *o)

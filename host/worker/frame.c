@@ -283,3 +283,102 @@ int frame_recv(int fd, frame *f, int timeout_ms, const char **why)
     }
     return 1;
 }
+
+/* ---- reading through a buffer ------------------------------------------- */
+
+void frame_reader_init(frame_reader *r, int fd)
+{
+    r->fd = fd;
+    r->start = r->end = 0;
+}
+
+bool frame_reader_buffered(const frame_reader *r)
+{
+    return r->end > r->start;
+}
+
+bool frame_reader_whole(const frame_reader *r)
+{
+    frame_header h;
+    if (r->end - r->start < sizeof h) return false;
+    memcpy(&h, r->buf + r->start, sizeof h);
+    return h.len > FRAME_MAX || h.zero != 0 || r->end - r->start - sizeof h >= h.len;
+}
+
+/* Reads what the socket has (at least a byte) into R's buffer by DEADLINE
+ * (clock_now_ms; <0: none). 1, 0 at the deadline when FIRST, -1 on EOF,
+ * an error or a stall. */
+static int fill(frame_reader *r, double deadline, bool first)
+{
+    if (r->start == r->end) {
+        r->start = r->end = 0;
+    } else if (r->end == sizeof r->buf) {
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+    }
+    /* a timed wait usually waits: poll first, then one read */
+    bool ready = !(first && deadline >= 0);
+    for (;;) {
+        if (ready) {
+            ssize_t n = read(r->fd, r->buf + r->end, sizeof r->buf - r->end);
+            if (n > 0) {
+                r->end += (size_t)n;
+                return 1;
+            }
+            if (n == 0) return -1;
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN) return -1;
+        }
+        int wait = -1;
+        if (deadline >= 0) {
+            double left = deadline - clock_now_ms();
+            if (left <= 0) return first ? 0 : -1;
+            wait = (int)left + 1;
+        }
+        struct pollfd pf = {.fd = r->fd, .events = POLLIN};
+        int rc = poll(&pf, 1, wait);
+        if (rc < 0 && errno != EINTR) return -1;
+        ready = rc != 0 || deadline < 0;
+    }
+}
+
+int frame_read(frame_reader *r, frame *f, int timeout_ms, const char **why)
+{
+    *why = "";
+    double deadline = timeout_ms < 0 ? -1 : clock_now_ms() + timeout_ms;
+    while (r->end - r->start < sizeof f->h) {
+        bool first = r->end == r->start;
+        int rc = fill(r, first ? deadline : clock_now_ms() + FRAME_REST_MS, first);
+        if (rc == 0) return 0;
+        if (rc < 0) {
+            *why = first ? "the worker closed its end" : "a frame cut short";
+            return -1;
+        }
+    }
+    memcpy(&f->h, r->buf + r->start, sizeof f->h);
+    if (f->h.len > FRAME_MAX || f->h.zero != 0) {
+        *why = "a frame header that is not one";
+        return -1;
+    }
+    r->start += sizeof f->h;
+    if (f->h.len > f->cap) {
+        unsigned char *b = realloc(f->buf, f->h.len);
+        if (!b) {
+            *why = "out of memory";
+            return -1;
+        }
+        f->buf = b, f->cap = f->h.len;
+    }
+    size_t have = r->end - r->start < f->h.len ? r->end - r->start : f->h.len;
+    if (have) memcpy(f->buf, r->buf + r->start, have);
+    r->start += have;
+    f->pos = 0;
+    f->bad = false;
+    if (have < f->h.len && read_all(r->fd, f->buf + have, f->h.len - have,
+                                    clock_now_ms() + FRAME_REST_MS, false) != 1) {
+        *why = "a frame cut short";
+        return -1;
+    }
+    return 1;
+}

@@ -129,4 +129,26 @@ void frame_plain_writes(void);
 #define FRAME_REST_MS 1000
 int frame_recv(int fd, frame *f, int timeout_ms, const char **why);
 
+/* A socket read through a buffer: a small frame, or a few, take one read
+ * instead of two per frame. One thread at a time reads through it. */
+typedef struct frame_reader {
+    int fd;
+    size_t start, end; /* buffered bytes: buf[start, end) */
+    unsigned char buf[4096];
+} frame_reader;
+
+void frame_reader_init(frame_reader *r, int fd);
+
+/* True when bytes are buffered: a poll of the socket would not see them. */
+bool frame_reader_buffered(const frame_reader *r);
+
+/* True when a whole frame is buffered (or a header that is not one), which
+ * frame_read returns without waiting. */
+bool frame_reader_whole(const frame_reader *r);
+
+/* As frame_recv, through R's buffer. A timed wait (TIMEOUT_MS >= 0) polls
+ * before it reads; an untimed one reads at once (a blocking socket waits
+ * there). */
+int frame_read(frame_reader *r, frame *f, int timeout_ms, const char **why);
+
 #endif

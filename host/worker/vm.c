@@ -62,6 +62,7 @@ void vm_close(vm *v)
     }
     frame_free(&v->in);
     frame_free(&v->out);
+    frame_free(&v->rx);
     free(v);
 }
 

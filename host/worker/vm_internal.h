@@ -34,6 +34,8 @@ struct vm {
     int head, n;
     uint32_t id;
     frame in, out;
+    frame rx;     /* what V's thread reads from the socket itself */
+    bool waiting; /* V's thread waits for a frame while another reads */
     bool finished;
     atomic_bool gone;
     sandbox_status gone_status; /* CRASHED or HUNG once gone */

@@ -8,16 +8,24 @@
  * that dies is dropped from the pool, and the next mission starts a fresh
  * one.
  *
- * Each worker has a reader thread that reads every frame it sends and
- * hands it to its mission's mailbox (bounded: a full one makes the reader
- * wait, so a worker cannot make the host buffer without end). When the
- * worker's socket closes (it died, or was killed), the reader reaps it and
- * ends every mission it hosted at once: their host-side sandboxes are
- * cancelled, so a skill running for them (a motion) stops at its next poll.
+ * One thread at a time reads a worker's socket, whole frames. A mission's
+ * thread waiting for its next frame reads the socket itself whenever no
+ * other thread does: a skill call then wakes the very thread that serves
+ * it, with no hand-off between threads in the host. The frames it reads
+ * for other missions go to their mailboxes (bounded: a full one makes the
+ * reader wait, so a worker cannot make the host buffer without end). Each
+ * worker also has a watcher thread that reads only while no mission's
+ * thread does (it polls until a frame comes; a mission's thread that
+ * starts waiting takes over from it). When the socket closes or carries
+ * what is not a frame (the worker died, was killed, or misbehaved), the
+ * watcher reaps the worker and ends every mission it hosted at once: their
+ * host-side sandboxes are cancelled, so a skill running for them (a
+ * motion) stops at its next poll.
  */
 #include "worker/vm_internal.h"
 #include "worker/confine.h"
 
+#include "clock.h"
 #include "errmsg.h"
 
 #include <errno.h>
@@ -32,6 +40,9 @@
 #include <unistd.h>
 
 #define VM_POOL_MAX 64
+/* How often the watcher looks whether nobody reads a worker's socket. It
+ * does not wait to be told: that would wake it at every skill call. */
+#define VM_POOL_WATCH_MS 2
 
 struct vm_wproc {
     pid_t pid;
@@ -41,12 +52,19 @@ struct vm_wproc {
     pthread_cond_t space, ended;
     vm *missions;
     int nmissions;
-    int refs; /* missions + the reader */
+    int refs; /* missions + the watcher */
     bool dead;
     sandbox_status status; /* for the missions, once dead */
     char why[160];         /* what the host saw it do, or "" */
     vm *cutter;            /* the mission whose thread saw it, or NULL */
     int wstatus;
+    /* Reading fd (under mu): someone reads it; it is the watcher; which
+     * only polls, so that a mission's thread may take over. */
+    bool rd_busy, rd_watcher, rd_polling;
+    bool broken;     /* a read failed: nobody reads again, the watcher ends it */
+    bool reaping;    /* the watcher reaps it: its pid may be another's soon */
+    frame_reader rd; /* fd, read by the thread that reads */
+    pthread_cond_t watch;
 };
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -83,6 +101,7 @@ static void unref(vm_wproc *w)
     pthread_mutex_destroy(&w->wmu);
     pthread_cond_destroy(&w->space);
     pthread_cond_destroy(&w->ended);
+    pthread_cond_destroy(&w->watch);
     free(w);
 }
 
@@ -97,6 +116,9 @@ static vm *find(vm_wproc *w, uint32_t id)
 /* The worker is gone: reap it and end its missions. */
 static void ended(vm_wproc *w)
 {
+    pthread_mutex_lock(&w->mu);
+    w->reaping = true;
+    pthread_mutex_unlock(&w->mu);
     kill(w->pid, SIGKILL); /* one that only closed its socket may still run */
     while (waitpid(w->pid, &w->wstatus, 0) < 0 && errno == EINTR)
         ;
@@ -121,51 +143,124 @@ static void ended(vm_wproc *w)
     pthread_mutex_unlock(&w->mu);
 }
 
-static void set_why(vm_wproc *w, vm *cutter, sandbox_status st, const char *why)
+/* Under w->mu. */
+static void set_why_locked(vm_wproc *w, vm *cutter, sandbox_status st, const char *why)
 {
-    pthread_mutex_lock(&w->mu);
     if (!w->why[0] && !w->dead) {
         snprintf(w->why, sizeof w->why, "%s", why);
         w->status = st;
         w->cutter = cutter;
     }
     pthread_cond_broadcast(&w->space); /* a reader waiting for room gives up */
-    pthread_mutex_unlock(&w->mu);
 }
 
-static void *reader(void *ud)
+/* ---- reading the socket (see the top) ------------------------------------ */
+
+/* Nobody reads again; the worker is killed, so that the watcher, which may
+ * be waiting in a poll of its socket, sees it close and ends it. Under
+ * w->mu. */
+static void cut_locked(vm_wproc *w)
+{
+    w->broken = true;
+    if (!w->reaping) kill(w->pid, SIGKILL);
+    pthread_cond_signal(&w->watch);
+}
+
+/* A read of fd failed (WHY): the worker closed its end or sent what is not
+ * a frame. Nobody reads again; the watcher reaps it and ends its missions.
+ * Under w->mu. */
+static void broke(vm_wproc *w, const char *why)
+{
+    if (strcmp(why, "the worker closed its end") != 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "sent %s: cut off", why);
+        set_why_locked(w, NULL, SANDBOX_CRASHED, msg);
+    }
+    cut_locked(w);
+}
+
+/* Hands F, read for another mission, to that mission's mailbox, waiting
+ * for room; a frame for no mission cuts the worker off. Under w->mu. */
+static void deliver(vm_wproc *w, frame *f)
+{
+    vm *v = find(w, f->h.mission);
+    while (v && v->n == VM_MAILBOX && !w->why[0]) {
+        pthread_cond_wait(&w->space, &w->mu);
+        v = find(w, f->h.mission);
+    }
+    if (v && !w->why[0]) {
+        v->box[(v->head + v->n++) % VM_MAILBOX] = f;
+        pthread_cond_signal(&v->cv);
+        return;
+    }
+    frame_free(f), free(f);
+    if (!v) set_why_locked(w, NULL, SANDBOX_CRASHED, "sent a frame for no mission of its: cut off");
+    cut_locked(w);
+}
+
+/* True when the calling thread may start reading. Under w->mu. */
+static bool may_read(const vm_wproc *w)
+{
+    return !w->broken && !w->why[0] && (!w->rd_busy || (w->rd_watcher && w->rd_polling));
+}
+
+/* The reading thread is done: a mission's thread waiting takes over, or
+ * the watcher at its next look. Frames left in the buffer (no poll sees
+ * them) wait for their missions' threads, which read them as they next
+ * wait. Under w->mu. */
+static void release(vm_wproc *w)
+{
+    w->rd_busy = w->rd_watcher = w->rd_polling = false;
+    for (vm *v = w->missions; v; v = v->next)
+        if (v->waiting) {
+            pthread_cond_signal(&v->cv);
+            return;
+        }
+    if (frame_reader_buffered(&w->rd)) pthread_cond_signal(&w->watch);
+}
+
+/* Waits on CV for at most MS milliseconds. */
+static void wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, double ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = (long)(ms * 1e6);
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec += ns % 1000000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+static void *watcher(void *ud)
 {
     vm_wproc *w = ud;
-    for (;;) {
+    pthread_mutex_lock(&w->mu);
+    while (!w->broken && !w->why[0]) {
+        if (!may_read(w)) {
+            wait_ms(&w->watch, &w->mu, VM_POOL_WATCH_MS);
+            continue;
+        }
+        w->rd_busy = w->rd_watcher = w->rd_polling = true;
+        pthread_mutex_unlock(&w->mu);
+        struct pollfd pf = {.fd = w->fd, .events = POLLIN};
+        if (!frame_reader_buffered(&w->rd)) poll(&pf, 1, -1);
+        pthread_mutex_lock(&w->mu);
+        if (!w->rd_busy || !w->rd_watcher) continue; /* a mission's thread took over */
+        w->rd_polling = false;
+        pthread_mutex_unlock(&w->mu);
         frame *f = calloc(1, sizeof *f);
         const char *why = "out of memory";
-        int rc = f ? frame_recv(w->fd, f, -1, &why) : -1;
-        if (rc != 1) {
-            if (strcmp(why, "the worker closed its end") != 0) {
-                char msg[128];
-                snprintf(msg, sizeof msg, "sent %s: cut off", why);
-                set_why(w, NULL, SANDBOX_CRASHED, msg);
-            }
-            if (f) frame_free(f), free(f);
-            break;
-        }
+        int rc = f ? frame_read(&w->rd, f, -1, &why) : -1;
         pthread_mutex_lock(&w->mu);
-        vm *v = find(w, f->h.mission);
-        while (v && v->n == VM_MAILBOX && !w->why[0]) {
-            pthread_cond_wait(&w->space, &w->mu);
-            v = find(w, f->h.mission);
+        if (rc == 1)
+            deliver(w, f);
+        else {
+            if (f) frame_free(f), free(f);
+            broke(w, why);
         }
-        if (v && !w->why[0]) {
-            v->box[(v->head + v->n++) % VM_MAILBOX] = f;
-            pthread_cond_signal(&v->cv);
-            f = NULL;
-        }
-        bool stray = !v && !w->why[0];
-        pthread_mutex_unlock(&w->mu);
-        if (f) frame_free(f), free(f);
-        if (stray) set_why(w, NULL, SANDBOX_CRASHED, "sent a frame for no mission of its: cut off");
-        if (w->why[0]) break;
+        release(w);
     }
+    pthread_mutex_unlock(&w->mu);
     ended(w);
     unref(w);
     return NULL;
@@ -202,17 +297,19 @@ static vm_wproc *start(char *err, size_t errlen)
     }
     w->pid = pid;
     w->fd = sv[0];
+    frame_reader_init(&w->rd, w->fd);
     fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) | O_NONBLOCK);
     pthread_mutex_init(&w->mu, NULL);
     pthread_mutex_init(&w->wmu, NULL);
     pthread_cond_init(&w->space, NULL);
     pthread_cond_init(&w->ended, NULL);
+    pthread_cond_init(&w->watch, NULL);
     w->refs = 1;
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &a, reader, w);
+    int rc = pthread_create(&t, &a, watcher, w);
     pthread_attr_destroy(&a);
     if (rc) {
         kill(pid, SIGKILL);
@@ -300,7 +397,7 @@ int vm_pool_send(vm *v)
     pthread_mutex_lock(&w->wmu);
     int rc = frame_send(w->fd, &v->out);
     pthread_mutex_unlock(&w->wmu);
-    /* A worker that died is the reader's to report, with how it died; only
+    /* A worker that died is the watcher's to report, with how it died; only
      * one that lives and does not read is refused here. */
     struct pollfd pf = {.fd = w->fd, .events = POLLRDHUP};
     if (rc && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) rc = 0;
@@ -310,24 +407,68 @@ int vm_pool_send(vm *v)
 int vm_pool_next(vm *v, int timeout_ms)
 {
     vm_wproc *w = v->w;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += (long)timeout_ms * 1000000L;
-    ts.tv_sec += ts.tv_nsec / 1000000000L;
-    ts.tv_nsec %= 1000000000L;
+    double deadline = clock_now_ms() + timeout_ms;
+    bool reading = false;
+    int rc = 0;
     pthread_mutex_lock(&w->mu);
-    while (v->n == 0 && !atomic_load(&v->gone))
-        if (pthread_cond_timedwait(&v->cv, &w->mu, &ts) == ETIMEDOUT) break;
-    int rc = atomic_load(&v->gone) ? -1 : v->n ? 1 : 0;
-    if (rc == 1) {
-        frame *f = v->box[v->head];
-        v->head = (v->head + 1) % VM_MAILBOX;
-        v->n--;
-        pthread_cond_signal(&w->space);
-        frame_free(&v->in);
-        v->in = *f;
-        free(f);
+    for (;;) {
+        if (atomic_load(&v->gone)) {
+            rc = -1;
+            break;
+        }
+        /* what others read for V first: it came before what is unread */
+        if (v->n) {
+            frame *f = v->box[v->head];
+            v->head = (v->head + 1) % VM_MAILBOX;
+            v->n--;
+            pthread_cond_signal(&w->space);
+            frame_free(&v->in);
+            v->in = *f;
+            free(f);
+            rc = 1;
+            break;
+        }
+        double left = deadline - clock_now_ms();
+        if (left <= 0) break;
+        if (!reading && may_read(w)) {
+            w->rd_busy = true;
+            w->rd_watcher = w->rd_polling = false;
+            reading = true;
+        }
+        if (!reading) {
+            v->waiting = true;
+            wait_ms(&v->cv, &w->mu, left);
+            v->waiting = false;
+            continue;
+        }
+        pthread_mutex_unlock(&w->mu);
+        const char *why = "";
+        int r = frame_read(&w->rd, &v->rx, (int)left + 1, &why);
+        pthread_mutex_lock(&w->mu);
+        if (r == 1 && v->rx.h.mission == v->id) {
+            frame t = v->in; /* the buffers are kept for the next frames */
+            v->in = v->rx;
+            v->rx = t;
+            rc = 1;
+            break;
+        }
+        if (r == 1) {
+            frame *f = malloc(sizeof *f);
+            if (f) *f = v->rx, v->rx = (frame){0};
+            if (f)
+                deliver(w, f);
+            else
+                broke(w, "out of memory");
+        } else if (r < 0) {
+            broke(w, why);
+        }
+        if (w->broken) break; /* V is gone once the watcher reaped the worker */
     }
+    if (reading) release(w);
+    /* the watcher reaps it at once: wait, to report how it ended */
+    while (w->broken && !w->dead)
+        pthread_cond_wait(&w->ended, &w->mu);
+    if (atomic_load(&v->gone)) rc = -1;
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -336,10 +477,10 @@ void vm_pool_cut(vm *v, sandbox_status st, const char *why)
 {
     vm_wproc *w = v->w;
     if (!w || atomic_load(&v->gone)) return;
-    set_why(w, v, st, why);
-    kill(w->pid, SIGKILL);
-    /* the reader reaps it and ends its missions, this one too */
+    /* the watcher reaps it and ends its missions, this one too */
     pthread_mutex_lock(&w->mu);
+    set_why_locked(w, v, st, why);
+    if (!w->reaping) kill(w->pid, SIGKILL);
     while (!w->dead)
         pthread_cond_wait(&w->ended, &w->mu);
     pthread_mutex_unlock(&w->mu);
@@ -355,7 +496,7 @@ void vm_kill_sandbox(sandbox *sb, const char *why)
         vm *v = w->missions;
         while (v && v->sb != sb)
             v = v->next;
-        if (v && !w->why[0] && !w->dead) {
+        if (v && !w->why[0] && !w->reaping) {
             snprintf(w->why, sizeof w->why, "was killed by the watchdog: %s", why);
             w->status = SANDBOX_HUNG;
             w->cutter = v;

@@ -1,8 +1,14 @@
 /*
- * The worker process (worker.h). The main thread reads the host's frames
- * and hands each to its mission's thread (a cancel it applies itself, so
- * that a VM busy in a loop stops); a mission's thread runs its VM and,
- * inside a skill stub, waits for the host's answer.
+ * The worker process (worker.h). A mission's thread runs its VM and,
+ * inside a skill stub, waits for the host's answer. One thread at a time
+ * reads the host's frames: a mission's thread waiting for its next frame
+ * reads the socket itself whenever no other thread does, so that the
+ * answer to a skill call wakes the very thread that waits for it; frames
+ * it reads for other missions go to their mailboxes, and a new mission or
+ * a cancel (which it applies itself, so that a VM busy in a loop stops) is
+ * handled on the spot. The main thread reads only while no mission's
+ * thread does: it polls until a frame comes, and a mission's thread that
+ * starts waiting takes over from it.
  */
 #include "worker/worker.h"
 
@@ -14,6 +20,7 @@
 
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +31,9 @@
 #include <unistd.h>
 
 #define MAILBOX_MAX 64
+/* How often the main thread looks whether nobody reads the socket. It does
+ * not wait to be told: that would wake it at every skill call. */
+#define WORKER_WATCH_MS 2
 #define WORKER_ADDRESS_SPACE (8ULL << 30)
 
 typedef struct wmission wmission;
@@ -42,10 +52,10 @@ struct wmission {
     wskill *skills;
     uint32_t nskills;
     pthread_t thread;
-    pthread_mutex_t mu;
     pthread_cond_t cv;
-    frame *box[MAILBOX_MAX];
+    frame *box[MAILBOX_MAX]; /* under box_mu */
     int head, n;
+    bool waiting; /* for a frame, while another thread reads */
     wmission *next;
 };
 
@@ -60,6 +70,14 @@ void worker_set_extra(worker_extra_fn fn)
     extra = fn;
 }
 
+/* The mailboxes and who reads the socket: someone reads it; the main
+ * thread, which only polls, so that a mission's thread may take over. */
+static pthread_mutex_t box_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t main_cv = PTHREAD_COND_INITIALIZER;
+static bool rd_busy, rd_main, rd_polling;
+static frame_reader rd; /* the socket, read by the thread that reads */
+static const char *test_mode;
+
 static void send_locked(frame *f)
 {
     pthread_mutex_lock(&write_mu);
@@ -73,27 +91,92 @@ void worker_send(frame *f)
     send_locked(f);
 }
 
-/* ---- mailboxes ------------------------------------------------------------ */
+/* ---- mailboxes and reading ------------------------------------------------ */
 
 static void post(wmission *m, frame *f)
 {
-    pthread_mutex_lock(&m->mu);
+    pthread_mutex_lock(&box_mu);
     if (m->n == MAILBOX_MAX) _exit(3); /* the host never sends that many */
     m->box[(m->head + m->n++) % MAILBOX_MAX] = f;
     pthread_cond_signal(&m->cv);
-    pthread_mutex_unlock(&m->mu);
+    pthread_mutex_unlock(&box_mu);
 }
 
+/* True when the calling thread may start reading. Under box_mu. */
+static bool may_read(void)
+{
+    return !rd_busy || (rd_main && rd_polling);
+}
+
+/* The reading thread is done: a mission's thread waiting takes over, or
+ * the main thread (at its next look, unless frames are left in the buffer,
+ * which no poll sees). Under box_mu; list_mu comes after it. */
+static void release(void)
+{
+    rd_busy = rd_main = rd_polling = false;
+    bool taken = false;
+    pthread_mutex_lock(&list_mu);
+    for (wmission *m = missions; m && !taken; m = m->next)
+        if (m->waiting) {
+            pthread_cond_signal(&m->cv);
+            taken = true;
+        }
+    pthread_mutex_unlock(&list_mu);
+    if (!taken && frame_reader_buffered(&rd)) pthread_cond_signal(&main_cv);
+}
+
+static frame *read_frame(void)
+{
+    frame *f = calloc(1, sizeof *f);
+    const char *why;
+    if (!f || frame_read(&rd, f, -1, &why) != 1) _exit(0); /* the host is gone */
+    return f;
+}
+
+static void dispatch(frame *f);
+
+/* M's next frame: from its mailbox, or read from the socket when nobody
+ * else reads it. */
 static frame *take(wmission *m)
 {
-    pthread_mutex_lock(&m->mu);
-    while (m->n == 0)
-        pthread_cond_wait(&m->cv, &m->mu);
-    frame *f = m->box[m->head];
-    m->head = (m->head + 1) % MAILBOX_MAX;
-    m->n--;
-    pthread_mutex_unlock(&m->mu);
-    return f;
+    bool reading = false;
+    pthread_mutex_lock(&box_mu);
+    for (;;) {
+        if (m->n) {
+            frame *f = m->box[m->head];
+            m->head = (m->head + 1) % MAILBOX_MAX;
+            m->n--;
+            if (reading) release();
+            pthread_mutex_unlock(&box_mu);
+            return f;
+        }
+        if (!reading && may_read()) {
+            rd_busy = true;
+            rd_main = rd_polling = false;
+            reading = true;
+        }
+        if (!reading) {
+            m->waiting = true;
+            pthread_cond_wait(&m->cv, &box_mu);
+            m->waiting = false;
+            continue;
+        }
+        pthread_mutex_unlock(&box_mu);
+        frame *f = read_frame();
+        if (f->h.mission == m->id && f->h.type != FRAME_OPEN && f->h.type != FRAME_CANCEL &&
+            !test_mode) {
+            /* whole frames left in the buffer go out before another
+             * thread may read: no poll would see them */
+            while (frame_reader_whole(&rd))
+                dispatch(read_frame());
+            pthread_mutex_lock(&box_mu);
+            release();
+            pthread_mutex_unlock(&box_mu);
+            return f;
+        }
+        dispatch(f);
+        pthread_mutex_lock(&box_mu);
+    }
 }
 
 static void drop(frame *f)
@@ -324,9 +407,10 @@ static void free_mission(wmission *m)
         free(m->skills[i].s.source);
     }
     free(m->skills);
-    while (m->n)
-        drop(take(m));
-    pthread_mutex_destroy(&m->mu);
+    pthread_mutex_lock(&box_mu);
+    for (; m->n; m->n--, m->head = (m->head + 1) % MAILBOX_MAX)
+        drop(m->box[m->head]);
+    pthread_mutex_unlock(&box_mu);
     pthread_cond_destroy(&m->cv);
     free(m);
 }
@@ -434,7 +518,6 @@ static void start_mission(frame *f)
     wmission *m = calloc(1, sizeof *m);
     if (!m) _exit(4);
     m->id = f->h.mission;
-    pthread_mutex_init(&m->mu, NULL);
     pthread_cond_init(&m->cv, NULL);
     post(m, f);
     pthread_mutex_lock(&list_mu);
@@ -465,8 +548,11 @@ static void misbehave(const char *how, uint32_t id)
         execv("/bin/true", args);
         _exit(9);
     }
-    if (strcmp(how, "malformed") == 0) {
+    if (strcmp(how, "malformed") == 0 || strcmp(how, "stray") == 0) {
+        /* a header that is not one, or a well-formed frame for a mission
+         * this worker does not run */
         frame_header h = {.len = FRAME_MAX + 1, .type = FRAME_DONE, .zero = 0, .mission = id};
+        if (strcmp(how, "stray") == 0) h = (frame_header){.type = FRAME_DONE, .mission = id + 1000};
         if (write(sock, &h, sizeof h) < 0) _exit(0);
         for (;;) { /* silent from here on (confined: nanosleep, not pause) */
             struct timespec t = {1, 0};
@@ -480,6 +566,40 @@ static void misbehave(const char *how, uint32_t id)
     }
 }
 
+/* A frame read by any thread: a new mission, a cancel, or work for a
+ * mission's thread. */
+static void dispatch(frame *f)
+{
+    if (extra && extra(f, send_locked)) return; /* worker_set_extra */
+    wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
+    /* test-only: the first work after a mission opened, or a skill file
+     * to read, gets the misbehaviour; "hang" drops it and never answers,
+     * while this thread still reads (the host's end closing ends the
+     * worker) */
+    bool work = (m && (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT)) ||
+                f->h.type == FRAME_SKILL_READ;
+    bool hang = test_mode && strcmp(test_mode, "hang") == 0;
+    if (test_mode && *test_mode && work && !hang) misbehave(test_mode, f->h.mission);
+    if (hang && work) {
+        drop(f);
+        return;
+    }
+    if (f->h.type == FRAME_SKILL_READ) {
+        worker_skill_read(f);
+    } else if (f->h.type == FRAME_OPEN) {
+        if (find(f->h.mission)) _exit(6);
+        start_mission(f);
+    } else if (f->h.type == FRAME_CANCEL) {
+        sandbox *sb = m ? m->sb : NULL;
+        if (sb) sandbox_cancel(sb);
+        drop(f);
+    } else if (m) {
+        post(m, f);
+    } else {
+        drop(f);
+    }
+}
+
 int worker_main(int argc, char **argv)
 {
     if (argc != 2 || strcmp(argv[1], "3") != 0) {
@@ -487,9 +607,11 @@ int worker_main(int argc, char **argv)
         return 2;
     }
     sock = 3;
+    frame_reader_init(&rd, sock);
     frame_plain_writes();
     signal(SIGPIPE, SIG_DFL);
-    const char *test_mode = getenv("ALOFT_TEST_WORKER");
+    test_mode = getenv("ALOFT_TEST_WORKER");
+    if (test_mode && !*test_mode) test_mode = NULL;
     /* Confinement: from here on, the worker's only way out is its socket.
      * The address-space limit is a fence behind the sandbox's allocator cap
      * (SPEC §6) for memory taken around it; it leaves room for the threads
@@ -502,36 +624,26 @@ int worker_main(int argc, char **argv)
         fprintf(stderr, "aloft worker: %s\n", cerr);
         return 1;
     }
+    pthread_mutex_lock(&box_mu);
     for (;;) {
-        frame *f = calloc(1, sizeof *f);
-        const char *why;
-        if (!f || frame_recv(sock, f, -1, &why) != 1) _exit(0);
-        if (extra && extra(f, send_locked)) continue; /* worker_set_extra */
-        wmission *m = f->h.type == FRAME_OPEN ? NULL : find(f->h.mission);
-        /* test-only: the first work after a mission opened, or a skill
-         * file to read, gets the misbehaviour; "hang" drops it and never answers, while this
-         * thread still reads (the host's end closing ends the worker) */
-        bool work = (m && (f->h.type == FRAME_BEGIN || f->h.type == FRAME_SCRIPT)) ||
-                    f->h.type == FRAME_SKILL_READ;
-        bool hang = test_mode && strcmp(test_mode, "hang") == 0;
-        if (test_mode && *test_mode && work && !hang) misbehave(test_mode, f->h.mission);
-        if (hang && work) {
-            drop(f);
+        if (!may_read()) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += WORKER_WATCH_MS * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&main_cv, &box_mu, &ts);
             continue;
         }
-        if (f->h.type == FRAME_SKILL_READ) {
-            worker_skill_read(f);
-        } else if (f->h.type == FRAME_OPEN) {
-            if (find(f->h.mission)) _exit(6);
-            start_mission(f);
-        } else if (f->h.type == FRAME_CANCEL) {
-            sandbox *sb = m ? m->sb : NULL;
-            if (sb) sandbox_cancel(sb);
-            drop(f);
-        } else if (m) {
-            post(m, f);
-        } else {
-            drop(f);
-        }
+        rd_busy = rd_main = rd_polling = true;
+        pthread_mutex_unlock(&box_mu);
+        struct pollfd pf = {.fd = sock, .events = POLLIN};
+        if (!frame_reader_buffered(&rd)) poll(&pf, 1, -1);
+        pthread_mutex_lock(&box_mu);
+        if (!rd_busy || !rd_main) continue; /* a mission's thread took over */
+        rd_polling = false;
+        pthread_mutex_unlock(&box_mu);
+        dispatch(read_frame());
+        pthread_mutex_lock(&box_mu);
+        release();
     }
 }

@@ -7,8 +7,9 @@
  *
  * Test-only: ALOFT_TEST_WORKER=flood makes the worker answer its first
  * work (a mission's first plan or script, or a skill file to read) with a
- * flood of frames,
- * =malformed with a frame header that is not one, =hang with silence, and
+ * flood of frames, =malformed with a frame header that is not one, =stray
+ * with a frame for a mission it does not run (both then fall silent), =hang
+ * with silence, and
  * =open, =socket or =execve with that system call after confinement; the
  * tests of the host's defences (tests/test_worker_*.py) set it. Nothing else
  * reads that variable but verification's jobs (verify/verify_worker.h: modes of
