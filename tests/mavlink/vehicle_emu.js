@@ -10,6 +10,7 @@ const { Log } = require('./emu/log');
 const { Vehicle } = require('./emu/vehicle');
 const { makeRng } = require('./emu/rng');
 const { decode } = require('./emu/messages');
+const gust = require('./emu/gust');
 
 const USAGE = `usage: vehicle_emu.js [options]
   --personality px4|ardupilot   the autopilot to behave like (default px4)
@@ -34,7 +35,9 @@ const USAGE = `usage: vehicle_emu.js [options]
   --speed M                     horizontal speed, m/s (default 3)
   --climb M                     vertical speed, m/s (default 1.5)
   --battery PCT                 battery at start (default 95)
-  --drain PCT                   battery drain per second armed (default 0.05)`;
+  --drain PCT                   battery drain per second armed (default 0.05)
+  --gust CM_S,AFTER_S,FOR_S     once AFTER_S s in the air, push the vehicle east at CM_S
+                                cm/s for FOR_S s (faster than --speed: it is carried off)`;
 
 function fail(msg) {
   process.stderr.write('vehicle_emu: ' + msg + '\n' + USAGE + '\n');
@@ -65,7 +68,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05,
+    battery: 95, drainPerS: 0.05, gust: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -92,6 +95,7 @@ function parseArgs(argv) {
       case '--climb': o.climb = num(a, v(), 0.1, 20); break;
       case '--battery': o.battery = num(a, v(), 0, 100); break;
       case '--drain': o.drainPerS = num(a, v(), 0, 100); break;
+      case '--gust': o.gust = gust.parse(v()); if (!o.gust) fail('--gust wants CM_S,AFTER_S,FOR_S (CM_S in (0, 10000], FOR_S > 0)'); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default: fail(`unknown option '${a}'`);
     }
@@ -119,6 +123,7 @@ async function main() {
   const home = o.personality === 'px4' ? { homeLat: 47.397742, homeLon: 8.545594, homeAlt: 488 }
     : { homeLat: -35.363262, homeLon: 149.165237, homeAlt: 584 };
   const vehicles = o.sysids.map((id, i) => new Vehicle(id, i, Object.create(personality), link, log, { ...o, ...home }));
+  if (o.gust) vehicles.forEach((v) => gust.install(v, o.gust));
   link.onPacket = (packet, peer) => {
     const msg = decode(packet);
     if (!msg) return;
