@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SAFETY="host/drone/constraints.c host/drone/tello_state.c host/drone/tello_steps.c
-        sandbox/sandbox.c sandbox/env.c sandbox/env_coroutine.c host/mission/watchdog.c"
+        host/drone/watch.c host/drone/watch_return.c host/drone/mavlink_telemetry.c
+        sandbox/sandbox.c sandbox/env.c sandbox/env_coroutine.c host/mission/watchdog.c
+        host/worker/confine.c"
 MIN=${COVERAGE_MIN:-95}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 out=build-cov/coverage
