@@ -196,7 +196,7 @@ static void text(mavlink_telemetry *t, const char *s, double now)
 static void test_refusal_texts(void)
 {
     const char *refusals[] = {"Arm: Throttle too high", "Arming denied: not in a mode",
-                              "Preflight Fail: vehicle not ready"};
+                              "Disarming denied: in the air", "Preflight Fail: vehicle not ready"};
     for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
         mavlink_telemetry t = {0};
         text(&t, refusals[i], 7000);
@@ -209,6 +209,13 @@ static void test_refusal_texts(void)
     /* 50 bytes from the wire, cut to the 63 the text keeps: all kept */
     text(&t, "01234567890123456789012345678901234567890123456789", 3);
     CHECK(strlen(t.text) == 50, "%zu", strlen(t.text));
+    /* DEL and bytes past ASCII are no printable text */
+    text(&t,
+         "a\x7f"
+         "b\x80"
+         "c",
+         4);
+    CHECK(strcmp(t.text, "a?b?c") == 0, "%s", t.text);
 }
 
 int main(void)

@@ -194,7 +194,12 @@ static void test_no_guard(void)
     CHECK(!constraints_watch_ended(d, why, sizeof why) && why[0] == '\0');
     CHECK(constraints_excursion_cm(d) == 0);
     CHECK(constraints_watch(d) == NULL);
-    d->ops->destroy(d);
+    /* a guard whose drone is on the ground: nothing to watch between calls */
+    drone *g = constraints_wrap(d, &sc->limits, &sc->start, err, sizeof err);
+    CHECK(g != NULL, "%s", err);
+    if (!g) return;
+    CHECK(constraints_watch_tick(g, 1, NULL, NULL) == 0 && !constraints_monitor(g, &p));
+    g->ops->destroy(g);
 }
 
 /* Noise on the edge trips once; the rule re-arms only 20 cm inside. */

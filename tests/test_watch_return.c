@@ -22,7 +22,7 @@ typedef struct fake {
     int battery;
     double gain;      /* share of each move the drone flies (0: a wind too strong) */
     bool state_fails; /* get_state fails */
-    bool nan_after;   /* after the first move, the state is no number */
+    int nan_after;    /* after the first move, no number in: 1 x, 2 y, 3 z, 4 yaw */
     bool move_fails;  /* every move fails */
     bool land_fails;  /* the landing fails */
     bool feed;        /* hands each state to the watch (drone_measured) */
@@ -34,7 +34,10 @@ static drone_state fake_state(const fake *f)
     drone_state st;
     memset(&st, 0, sizeof st);
     st.pose = f->pose;
-    if (f->nan_after && f->moves > 0) st.pose.x = NAN;
+    if (f->moves > 0) {
+        double *part[] = {NULL, &st.pose.x, &st.pose.y, &st.pose.z, &st.pose.yaw};
+        if (f->nan_after) *part[f->nan_after] = NAN;
+    }
     st.battery = f->battery;
     st.known = DRONE_KNOWN_ALL;
     st.flying = f->lands == 0;
@@ -201,7 +204,7 @@ static void test_unknown_state(void)
     /* no number after the first move (facing home: one leg) */
     fake_at(&f, HOME.x + 350, HOME.y, 100, &sim_like);
     f.pose.yaw = 270;
-    f.nan_after = true;
+    f.nan_after = 1;
     CHECK(trip_and_return(&f, why, sizeof why) == WATCH_LANDED_OUT && f.moves == 1 &&
               strstr(why, "state is unknown"),
           "%s", why);
@@ -213,6 +216,55 @@ static void test_unknown_state(void)
     CHECK(trip_and_return(&f, why, sizeof why) == WATCH_LANDED_OUT && f.moves >= 2 &&
               strstr(why, "gained nothing"),
           "%s (%d moves)", why, f.moves);
+    watch_free(f.w);
+}
+
+/* Each part of the pose that is no number: the watch's state (y, z) or the
+ * driver's (y, z, yaw, for a drone that hands the watch nothing new). */
+static void test_no_number_anywhere(void)
+{
+    char why[400];
+    fake f;
+    for (int part = 2; part <= 4; part++) {
+        /* the watch's state, read after each move, has no heading */
+        fake_at(&f, HOME.x + 350, HOME.y, 100, &sim_like);
+        f.pose.yaw = 270, f.nan_after = part;
+        watch_end want = part == 4 ? WATCH_BACK : WATCH_LANDED_OUT;
+        CHECK(trip_and_return(&f, why, sizeof why) == want &&
+                  (part == 4 || strstr(why, "state is unknown")),
+              "part %d: %s", part, why);
+        watch_free(f.w);
+        fake_at(&f, HOME.x + 350, HOME.y, 100, &real_like);
+        f.d.abort = always, f.nan_after = part;
+        CHECK(trip_and_return(&f, why, sizeof why) == WATCH_LANDED_OUT && f.lands == 1 &&
+                  strstr(why, "cannot be read"),
+              "part %d, no new state: %s", part, why);
+        watch_free(f.w);
+    }
+    /* the band: the move down cannot be checked */
+    fake_at(&f, HOME.x, HOME.y, 400, &real_like);
+    f.d.abort = always, f.state_fails = true;
+    CHECK(trip_and_return(&f, why, sizeof why) == WATCH_LANDED_OUT && f.moves == 0 &&
+              strstr(why, "cannot be read"),
+          "%s", why);
+    watch_free(f.w);
+}
+
+/* A longest move under 1 cm: the return flies in steps of 1 cm. */
+static void test_tiny_moves(void)
+{
+    char why[400];
+    fake f;
+    fake_at(&f, HOME.x + 320, HOME.y, 100, &sim_like);
+    f.pose.yaw = 270;
+    scene_limits fine = LIM;
+    fine.max_move = 0.5;
+    drone_state st = fake_state(&f);
+    watch_measured(f.w, &st);
+    watch_trip t;
+    CHECK(watch_take(f.w, &t));
+    CHECK(watch_return(&f.d, f.w, &fine, &HOME, &t, why, sizeof why) == WATCH_BACK && f.moves == 50,
+          "%s after %d moves", why, f.moves);
     watch_free(f.w);
 }
 
@@ -249,6 +301,12 @@ static void test_battery(void)
               strstr(why, "flying home failed (the motors say no)"),
           "%s", why);
     watch_free(f.w);
+    /* where it is unknown: landed there */
+    fake_at(&f, HOME.x + 150, HOME.y, 100, &sim_like);
+    f.battery = 9, f.state_fails = true;
+    CHECK(trip_and_return(&f, why, sizeof why) == WATCH_LANDED && f.moves == 0 && f.lands == 1,
+          "%s", why);
+    watch_free(f.w);
 }
 
 int main(void)
@@ -256,6 +314,8 @@ int main(void)
     test_back_inside();
     test_no_gain_lands();
     test_unknown_state();
+    test_no_number_anywhere();
+    test_tiny_moves();
     test_refused_or_failed();
     test_battery();
     if (failures) fprintf(stderr, "test_watch_return: %d check(s) failed\n", failures);
