@@ -389,7 +389,7 @@ static void fix_trim(void)
 }
 
 /* A coverage build (make coverage) writes its gcov counts here, before the
- * filter: once confined, the process could open no file to write them at its
+ * limits and the filter: once confined, the process could open no file to write them at its
  * exit, and would die of SIGSYS trying (after __gcov_dump the exit writes
  * nothing). What the process runs from here on is not counted. */
 #ifdef ALOFT_COVERAGE
@@ -423,9 +423,9 @@ int confine_enter(const struct confine_limits *lim, int keep_fd, char *err, size
     fix_arena_limit();
     fix_trim();
     check_leaks_now();
-    write_coverage_now();
     scmp_filter_ctx ctx = build_filter(keep_fd, err, errlen);
     if (!ctx) return -1;
+    write_coverage_now(); /* before the limits on descriptors and the filter */
     int rc = -1;
     if (set_limits(lim, keep_fd, err, errlen)) goto out;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
