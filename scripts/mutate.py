@@ -2,7 +2,7 @@
 """Mutation testing of the safety code: does `make test` notice when a rule
 breaks?
 
-    scripts/mutate.py [--sample N] [--seed S] [--only SUBSTRING] [--timeout S]
+    scripts/mutate.py [--sample N] [--seed S] [--only SUBSTRING] [--timeout S] [--jobs N]
 
 The mutants are listed in tests/mutants.json, one small source change each:
 
@@ -12,13 +12,19 @@ The mutants are listed in tests/mutants.json, one small source change each:
      "op": "boundary",                                  the kind of change
      "label": "constraints",                            the ctest label of its tests
                                                         (several: "tello|mission")
+     "test": ["test_mavlink_fly px4"],                  optional: its own tests
      "equivalent": "why no test can tell"}              optional, see below
 
 For each mutant the runner copies the source tree to build-mutate/src (the
-work tree is never touched), applies the change, builds the CLI, the tools
-and the C tests of the label, and runs `ctest -L LABEL` with a short
-timeout. The mutant is `killed` when a test fails (or times out) and
-`survived` when all pass. A mutant whose change cannot be observed is
+work tree is never touched), applies the change, builds only what its tests
+run (the CLI, the C tests among them, the test tools they use), and runs
+them two at a time with a short timeout: the tests of its label (the
+quickest first), or, when the label pulls in slow tests (missions against
+an emulator), the short, sharp tests of its own `test` list, in that order
+("NAME ARGUMENTS": a test CTest knows, run with its command and environment,
+ARGUMENTS added; e.g. the parts of a test file that accepts names). The
+mutant is `killed` as soon as a test fails (or times out) and `survived`
+when all pass. A mutant whose change cannot be observed is
 `equivalent` only with the written reason kept in the list, and is not run.
 A change that does not compile is `invalid`: an error of the list, not a kill.
 
@@ -36,7 +42,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -98,9 +103,64 @@ def locate(m, top=ROOT):
     return text, text[: text.index(m["find"])].count("\n") + 1
 
 
-def tests_of(label):
-    out = sh(["ctest", "-N", "-L", "^(" + label + ")$"], cwd=BIN).stdout
-    return re.findall(r"Test +#\d+: (\S+)", out)
+# How long each test took when it passed, kept between runs in
+# build-mutate/times.json: the tests of a label run the quickest first, so
+# that a mutant is killed as early as can be.
+TIMES = {}
+TIMES_FILE = os.path.join(WORK, "times.json")
+
+
+def load_times():
+    """TIMES as kept, else CTest's own record of the release build's runs."""
+    try:
+        with open(os.path.join(ROOT, "build", "Testing", "Temporary", "CTestCostData.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3:
+                    TIMES[parts[0]] = float(parts[2])
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(TIMES_FILE) as f:
+            TIMES.update(json.load(f))
+    except (OSError, ValueError):
+        pass
+
+
+def save_times():
+    with open(TIMES_FILE, "w") as f:
+        json.dump(TIMES, f, indent=1, sort_keys=True)
+
+
+def ctest_tests():
+    """{name: (command, environment, working directory, labels)} of every
+    test CTest knows in BIN."""
+    out = sh(["ctest", "--show-only=json-v1"], cwd=BIN).stdout
+    tests = {}
+    for t in json.loads(out)["tests"]:
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        env = dict(e.split("=", 1) for e in props.get("ENVIRONMENT", []))
+        # no command for a C test not built yet
+        tests[t["name"]] = (t.get("command"), env, props.get("WORKING_DIRECTORY", BIN),
+                            props.get("LABELS", []))
+    return tests
+
+
+def selected(m, known):
+    """The tests of mutant M as (name, extra arguments): its own `test`
+    list ("test_name [arguments]", run in this order) when it has one, else
+    every test of its label, the quickest first (by TIMES)."""
+    if m.get("test"):
+        runs = [tuple(t.split()) for t in m["test"]]
+        runs = [(r[0], list(r[1:])) for r in runs]
+    else:
+        labels = set(m["label"].split("|"))
+        names = [n for n, t in known.items() if labels & set(t[3])]
+        runs = [(n, []) for n in sorted(names, key=lambda n: (TIMES.get(n, 30.0), n))]
+    for name, _ in runs:
+        if name not in known:
+            raise ValueError(f"{m['file']}: no test named {name!r}")
+    return runs
 
 
 def build(targets, timeout):
@@ -109,56 +169,82 @@ def build(targets, timeout):
     return r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
 
 
-def run_tests(label, timeout):
-    """Returns (first failing test or None, seconds). The tests run in a
-    process group of their own, which is killed as soon as one test fails
-    (the mutant is killed; the others need not finish) or when the run is
-    past its time: a mutant can leave processes hanging that hold ctest's
-    pipes open."""
+def kill_group(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_tests(runs, known, timeout, jobs):
+    """Runs RUNS, JOBS at a time, each in a process group of its own, until
+    one fails or is past TIMEOUT seconds. Returns (the failing test or
+    None, seconds). As soon as one fails the mutant is killed: the others
+    are stopped, and so is whatever a test left running (a mutant can leave
+    processes hanging)."""
     t0 = time.monotonic()
     # the tests' temporary files go to a directory of this run: tests killed
     # with SIGKILL cannot clean up after themselves
     scratch = tempfile.mkdtemp(prefix="aloft-mutant-")
-    p = subprocess.Popen(["ctest", "-L", "^(" + label + ")$", "--timeout", str(timeout),
-                          "-j", "2"], cwd=BIN, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                         env=dict(os.environ, TMPDIR=scratch))
-
-    late = []
-
-    def kill():
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def too_late():
-        late.append(True)
-        kill()
-
-    timer = threading.Timer(timeout * 2 + 60, too_late)
-    timer.start()
-    failed = None
-    for line in p.stdout:
-        m = re.search(r"Test +#\d+: (\S+) .*\*\*\*", line)
-        if m:
-            failed = m.group(1)
-            break
-    timer.cancel()
-    kill()  # the rest of the tests, and whatever a mutant left running
-    p.wait()
-    shutil.rmtree(scratch, ignore_errors=True)
-    if failed is None and (late or p.returncode != 0):
-        failed = "timeout" if late else "ctest"
+    todo, running, failed = list(runs), [], None
+    try:
+        while (todo or running) and failed is None:
+            while todo and len(running) < jobs:
+                name, args = todo.pop(0)
+                cmd, env, cwd, _ = known[name]
+                p = subprocess.Popen(cmd + args, cwd=cwd, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True,
+                                     env=dict(os.environ, **env, TMPDIR=scratch))
+                running.append((p, " ".join([name] + args), time.monotonic()))
+            time.sleep(0.05)
+            for run in list(running):
+                p, what, started = run
+                if p.poll() is None:
+                    if time.monotonic() - started > timeout:
+                        failed = what + " (timed out)"
+                    continue
+                running.remove(run)
+                kill_group(p)  # what it left running
+                if p.returncode != 0:
+                    failed = what
+                else:
+                    TIMES[what] = round(time.monotonic() - started, 1)
+    finally:
+        for p, _, _ in running:
+            kill_group(p)
+            p.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
     return failed, time.monotonic() - t0
 
 
-def targets_for(tests):
-    """The CLI, the test tools and the C tests among TESTS."""
+def sources_of(path, seen):
+    """The text of the test file PATH and of the helpers in tests/ it
+    imports or includes, recursively."""
+    if path in seen or not os.path.isfile(path):
+        return ""
+    seen.add(path)
+    with open(path, errors="replace") as f:
+        text = f.read()
+    here = os.path.join(ROOT, "tests")
+    for mod in re.findall(r"^\s*(?:from|import)\s+(\w+)", text, re.M):
+        text += sources_of(os.path.join(here, mod + ".py"), seen)
+    for inc in re.findall(r'#include\s+"([\w.]+)"', text):
+        text += sources_of(os.path.join(here, inc), seen)
+    return text
+
+
+def targets_for(runs, known):
+    """The CLI, the C tests among RUNS and the test tools they use."""
     tools = [os.path.splitext(f)[0] for f in os.listdir(os.path.join(ROOT, "tests", "tools"))
              if f.endswith(".c")]
-    c_tests = [t for t in tests if os.path.exists(os.path.join(ROOT, "tests", t + ".c"))]
-    return ["aloft"] + sorted(tools) + c_tests
+    c_tests = sorted({n for n, _ in runs if os.path.exists(os.path.join(ROOT, "tests", n + ".c"))})
+    text, seen = "", set()
+    for name, _ in runs:
+        for ext in (".c", ".py", ".sh"):
+            text += sources_of(os.path.join(ROOT, "tests", name + ext), seen)
+    used = [t for t in tools if re.search(r"\b" + t + r"\b", text)]
+    return ["aloft"] + sorted(used) + c_tests
 
 
 def main():
@@ -167,10 +253,12 @@ def main():
     ap.add_argument("--sample", type=int, default=0, help="run only N mutants, drawn by --seed")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--only", default="", help="only mutants whose file contains this")
-    ap.add_argument("--timeout", type=int, default=180,
+    ap.add_argument("--timeout", type=int, default=120,
                     help="seconds per test (a hang counts as a kill)")
+    ap.add_argument("--jobs", type=int, default=2, help="tests run at once")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "mutate.json"))
     args = ap.parse_args()
+    t_start = time.monotonic()
 
     with open(args.list) as f:
         mutants = [m for m in json.load(f) if args.only in m["file"]]
@@ -184,22 +272,28 @@ def main():
     r = sh(["cmake", "-S", SRC, "-B", BIN, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
     if r.returncode:
         sys.exit("mutate: cmake failed:\n" + r.stderr[-3000:])
-    labels = sorted({m["label"] for m in mutants})
-    tests = {lab: tests_of(lab) for lab in labels}
-    for lab in labels:
-        if not tests[lab]:
-            sys.exit(f"mutate: no test carries the label {lab!r}")
-    ok, log = build(sorted({t for lab in labels for t in targets_for(tests[lab])}), 1800)
+    known = ctest_tests()
+    load_times()
+    try:
+        runs = {id(m): selected(m, known) for m in mutants}
+    except ValueError as e:
+        sys.exit(f"mutate: {e}")
+    for m in mutants:
+        if not runs[id(m)]:
+            sys.exit(f"mutate: no test carries the label {m['label']!r}")
+    ok, log = build(sorted({t for m in mutants for t in targets_for(runs[id(m)], known)}), 1800)
     if not ok:
         sys.exit("mutate: the unmutated tree does not build:\n" + log)
+    known = ctest_tests()  # now with the commands of the C tests just built
 
-    results, t_start = [], time.monotonic()
-    print(f"{'status':<10} {'file:line':<38} {'op':<10} test")
+    results = []
+    print(f"{'status':<10} {'file:line':<38} {'op':<10} {'s':>5}  test", flush=True)
     for m in mutants:
         change = f"{m['find']} -> {m['replace']}"
         row = {"file": m["file"], "line": m["line"], "change": change, "status": "", "test": None}
         path = os.path.join(SRC, m["file"])
         original, _ = locate(m, SRC)  # the copy: the work tree may change meanwhile
+        t0 = time.monotonic()
         try:
             if m.get("equivalent"):
                 row["status"] = "equivalent"
@@ -207,23 +301,25 @@ def main():
             else:
                 with open(path, "w") as f:
                     f.write(original.replace(m["find"], m["replace"], 1))
-                ok, log = build(targets_for(tests[m["label"]]), 600)
+                # only what its tests run: the CLI, their tools, the C tests
+                ok, log = build(targets_for(runs[id(m)], known), 600)
                 if not ok:
                     # Not a kill: the list must hold changes that compile.
                     row["status"] = "invalid"
                     row["reason"] = "does not compile: " + log.strip().splitlines()[-1][:200]
                     print(log, file=sys.stderr)
                 else:
-                    failed, secs = run_tests(m["label"], args.timeout)
+                    failed, _ = run_tests(runs[id(m)], known, args.timeout, args.jobs)
                     row["status"] = "killed" if failed else "survived"
                     row["test"] = failed
-                    row["seconds"] = round(secs, 1)
         finally:
             with open(path, "w") as f:
                 f.write(original)
+        row["seconds"] = round(time.monotonic() - t0, 1)
         results.append(row)
         print(f"{row['status']:<10} {m['file'] + ':' + str(m['line']):<38} {m['op']:<10} "
-              f"{row['test'] or row.get('reason', '')}", flush=True)
+              f"{row['seconds']:>5.0f}  {row['test'] or row.get('reason', '')}", flush=True)
+    save_times()
 
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
@@ -232,7 +328,7 @@ def main():
              for s in ("killed", "survived", "equivalent", "invalid")}
     print(f"{count['killed']} killed, {count['survived']} survived, "
           f"{count['equivalent']} equivalent, {count['invalid']} invalid "
-          f"in {time.monotonic() - t_start:.0f} s; {args.out}")
+          f"in {time.monotonic() - t_start:.0f} s (with the first build); {args.out}")
     return 1 if count["survived"] or count["invalid"] else 0
 
 

@@ -146,6 +146,62 @@ static void test_limits(void)
     }
 }
 
+/* A part the driver reports known but that is no number (or no percentage)
+ * is not judged: a NaN compares false and would pass anyway, and a battery
+ * of -1 % is the driver's garbage, not a drone below its reserve. */
+static void test_impossible_parts_not_judged(void)
+{
+    scene_limits lim = {.geofence_radius = 300, .min_z = 30, .max_z = 250, .battery_reserve = 10};
+    drone_pose home = {120, -80, 100, 0};
+    drone_state cases[] = {
+        at(NAN, -80, 100, 50),  at(INFINITY, -80, 100, 50),   at(120, -INFINITY, 100, 50),
+        at(120, -80, NAN, 50),  at(120, -80, INFINITY, 50),   at(120, -80, 100, -1),
+        at(120, -80, 100, 101), at(120 + 500, -80, 100, 101), /* far out, a garbage battery */
+    };
+    watch_rule want[] = {WATCH_NONE, WATCH_NONE, WATCH_NONE, WATCH_NONE,
+                         WATCH_NONE, WATCH_NONE, WATCH_NONE, WATCH_FENCE};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        watch *w = watch_new(&lim, &home);
+        drone_state seen;
+        CHECK(watch_latest(w, &seen) == 0, "case %zu: a state before any was measured", i);
+        watch_measured(w, &cases[i]);
+        watch_trip t = {0};
+        watch_rule got = watch_take(w, &t) ? t.rule : WATCH_NONE;
+        CHECK(got == want[i], "case %zu: want rule %d, got %d (%s)", i, (int)want[i], (int)got,
+              t.reason);
+        CHECK(watch_latest(w, &seen) == 1, "case %zu: the state is kept all the same", i);
+        watch_free(w);
+    }
+    CHECK(!watch_tripped(NULL), "no watch, no trip");
+    watch_free(NULL);
+}
+
+/* The guard's accessors asked of a drone that is no guard: nothing to say. */
+static void test_no_guard(void)
+{
+    char err[256];
+    scene *sc = must_parse("{\"objects\": []}");
+    sim_options o = {.time_scale = 0, .seed = 1};
+    drone *d = sim_open(sc, &o, err, sizeof err);
+    CHECK(d != NULL, "%s", err);
+    if (!d) return;
+    drone_pose p = {0};
+    char why[64] = "";
+    CHECK(!constraints_is(d));
+    CHECK(constraints_watch_tick(d, 1, NULL, NULL) == 0);
+    CHECK(!constraints_monitor(d, &p));
+    CHECK(!constraints_take_pending(d, why, sizeof why, &p));
+    CHECK(!constraints_watch_ended(d, why, sizeof why) && why[0] == '\0');
+    CHECK(constraints_excursion_cm(d) == 0);
+    CHECK(constraints_watch(d) == NULL);
+    /* a guard whose drone is on the ground: nothing to watch between calls */
+    drone *g = constraints_wrap(d, &sc->limits, &sc->start, err, sizeof err);
+    CHECK(g != NULL, "%s", err);
+    if (!g) return;
+    CHECK(constraints_watch_tick(g, 1, NULL, NULL) == 0 && !constraints_monitor(g, &p));
+    g->ops->destroy(g);
+}
+
 /* Noise on the edge trips once; the rule re-arms only 20 cm inside. */
 static void test_hysteresis(void)
 {
@@ -362,6 +418,8 @@ static void test_repeats_at_any_time_scale(void)
 int main(void)
 {
     test_limits();
+    test_impossible_parts_not_judged();
+    test_no_guard();
     test_hysteresis();
     test_blown_across_the_fence();
     test_gusty_plan_along_the_edge();

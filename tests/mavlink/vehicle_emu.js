@@ -10,6 +10,7 @@ const { Log } = require('./emu/log');
 const { Vehicle } = require('./emu/vehicle');
 const { makeRng } = require('./emu/rng');
 const { decode } = require('./emu/messages');
+const gust = require('./emu/gust');
 
 const USAGE = `usage: vehicle_emu.js [options]
   --personality px4|ardupilot   the autopilot to behave like (default px4)
@@ -48,7 +49,9 @@ const USAGE = `usage: vehicle_emu.js [options]
                                 home: LOCAL_POSITION_NED and local targets are offset
                                 by it, HOME_POSITION's x, y, z stay 0 (as many ArduPilot
                                 releases send them), GLOBAL_POSITION_INT's
-                                relative_alt stays above home (default 0)`;
+                                relative_alt stays above home (default 0)
+  --gust CM_S,AFTER_S,FOR_S     once AFTER_S s in the air, push the vehicle east at CM_S
+                                cm/s for FOR_S s (faster than --speed: it is carried off)`;
 
 function fail(msg) {
   process.stderr.write('vehicle_emu: ' + msg + '\n' + USAGE + '\n');
@@ -79,7 +82,7 @@ function parseArgs(argv) {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
     noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [], fsGcsS: null,
+    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [], fsGcsS: null, gust: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -110,6 +113,7 @@ function parseArgs(argv) {
       case '--fs-gcs-s': o.fsGcsS = num(a, v(), 0.1, 3600); break;
       case '--ignore-first-interval': o.ignoreFirstInterval = list(a, v(), 0, 16777215); break;
       case '--origin-alt-m': o.originAltM = num(a, v(), -100, 100); break;
+      case '--gust': o.gust = gust.parse(v()); if (!o.gust) fail('--gust wants CM_S,AFTER_S,FOR_S (CM_S in (0, 10000], FOR_S > 0)'); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default: fail(`unknown option '${a}'`);
     }
@@ -137,6 +141,7 @@ async function main() {
   const home = o.personality === 'px4' ? { homeLat: 47.397742, homeLon: 8.545594, homeAlt: 488 }
     : { homeLat: -35.363262, homeLon: 149.165237, homeAlt: 584 };
   const vehicles = o.sysids.map((id, i) => new Vehicle(id, i, Object.create(personality), link, log, { ...o, ...home }));
+  if (o.gust) vehicles.forEach((v) => gust.install(v, o.gust));
   link.onPacket = (packet, peer) => {
     const msg = decode(packet);
     if (!msg) return;
