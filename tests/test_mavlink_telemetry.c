@@ -162,7 +162,7 @@ static void test_landed_and_acks(void)
     mav_command_ack a = {0};
     a.command = 400, a.result = 4;
     APPLY(&t, command_ack, MAV_MSG_COMMAND_ACK, a);
-    CHECK(t.ack_seq == 1 && t.ack_cmd == 400 && t.ack_result == 4);
+    CHECK(t.ack_seq == 1 && t.ack_cmd[0] == 400 && t.ack_result[0] == 4);
 
     /* a GCS's heartbeat (no autopilot) is not the vehicle's */
     mav_heartbeat hb = {0};
