@@ -7,6 +7,7 @@
 #include "errmsg.h"
 #include "verify/verify_wire.h"
 #include "worker/confine.h"
+#include "worker/vm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +28,6 @@
 #define VR_HANG_GRACE_MS 2000
 /* How often the host looks at Ctrl-C and the clock while it waits. */
 #define VR_POLL_MS 50
-
-const char *vm_worker_program(void); /* worker/vm.c */
 
 typedef struct vproc {
     pid_t pid;
@@ -69,40 +68,8 @@ typedef struct vrun {
 
 static int procs_wanted(int worlds)
 {
-    const char *env = getenv("ALOFT_WORKERS");
-    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
-    if (n > VR_MAX_PROCS) n = VR_MAX_PROCS;
-    return worlds < n ? worlds : (int)n;
-}
-
-static int spawn(vproc *p, char *err, size_t errlen)
-{
-    const char *prog = vm_worker_program();
-    int sv[2];
-    if (!prog) return errmsg_set(err, errlen, "no worker program");
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-        return errmsg_set(err, errlen, "cannot make a worker's socket: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the child: only async-signal-safe calls until exec */
-        if (sv[1] == 3)
-            fcntl(3, F_SETFD, 0);
-        else if (dup2(sv[1], 3) < 0)
-            _exit(127);
-        close_range(4, ~0u, 0);
-        char *args[] = {"aloft", "__worker", "3", NULL};
-        execv(prog, args);
-        _exit(127);
-    }
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        return errmsg_set(err, errlen, "cannot start a worker: %s", strerror(errno));
-    }
-    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-    p->pid = pid, p->fd = sv[0];
-    return 0;
+    int n = vm_default_workers(VR_MAX_PROCS);
+    return worlds < n ? worlds : n;
 }
 
 /* Kills and reaps P; how it ended into HOW. */
@@ -131,7 +98,7 @@ static int take(vproc *p, char *err, size_t errlen)
         bool got = nidle > 0;
         if (got) *p = idle[--nidle];
         pthread_mutex_unlock(&idle_mu);
-        if (!got) return spawn(p, err, errlen);
+        if (!got) return vm_spawn_worker(&p->pid, &p->fd, err, errlen);
         if (still_there(p)) return 0;
         discard(p, NULL, 0);
     }

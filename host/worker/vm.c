@@ -6,9 +6,13 @@
 
 #include "errmsg.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static const char *worker_program;
 static bool in_process_forced;
@@ -41,11 +45,40 @@ bool vm_workers_enabled(void)
     return worker_program && !in_process_forced && !coverage_in_process();
 }
 
-/* The program vm_pool.c starts as a worker. */
-const char *vm_worker_program(void);
-const char *vm_worker_program(void)
+int vm_default_workers(int max)
 {
-    return worker_program;
+    const char *env = getenv("ALOFT_WORKERS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > max ? max : (int)n;
+}
+
+int vm_spawn_worker(pid_t *pid, int *fd, char *err, size_t errlen)
+{
+    const char *prog = worker_program;
+    int sv[2];
+    if (!prog) return errmsg_set(err, errlen, "no worker program");
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return errmsg_set(err, errlen, "cannot make a worker's socket: %s", strerror(errno));
+    pid_t child = fork();
+    if (child == 0) {
+        /* the child: only async-signal-safe calls until exec */
+        if (sv[1] == 3)
+            fcntl(3, F_SETFD, 0);
+        else if (dup2(sv[1], 3) < 0)
+            _exit(127);
+        close_range(4, ~0u, 0);
+        char *args[] = {"aloft", "__worker", "3", NULL};
+        execv(prog, args);
+        _exit(127);
+    }
+    close(sv[1]);
+    if (child < 0) {
+        close(sv[0]);
+        return errmsg_set(err, errlen, "cannot start a worker: %s", strerror(errno));
+    }
+    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    *pid = child, *fd = sv[0];
+    return 0;
 }
 
 vm *vm_open(skill_ctx *ctx, const sandbox_limits *lim, bool in_process, char *err, size_t errlen)

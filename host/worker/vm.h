@@ -25,6 +25,8 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 /* The program a worker is (the aloft binary: "/proc/self/exe"); NULL (the
  * default) runs every VM in this process. Call before any vm_open. */
@@ -36,6 +38,15 @@ void vm_use_in_process(void);
 /* The pool's size: up to N workers (default one per core, or the
  * environment's ALOFT_WORKERS) before new missions share them. */
 void vm_set_pool_size(int n);
+
+/* How many workers to keep, at most MAX: one per core, or the
+ * environment's ALOFT_WORKERS. */
+int vm_default_workers(int max);
+
+/* Starts a worker process (`aloft __worker 3`) on one end of a new
+ * socketpair: its pid in *PID, the host's end (close-on-exec, non-blocking)
+ * in *FD. 0, or -1 with a message. */
+int vm_spawn_worker(pid_t *pid, int *fd, char *err, size_t errlen);
 
 /* True when vm_open without IN_PROCESS would start a worker. */
 bool vm_workers_enabled(void);

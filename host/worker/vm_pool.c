@@ -71,8 +71,6 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static vm_wproc *pool[VM_POOL_MAX];
 static int pool_size;
 
-const char *vm_worker_program(void);
-
 void vm_set_pool_size(int n)
 {
     pthread_mutex_lock(&pool_mu);
@@ -84,9 +82,7 @@ void vm_set_pool_size(int n)
 static int wanted(void)
 {
     if (pool_size > 0) return pool_size;
-    const char *env = getenv("ALOFT_WORKERS");
-    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    pool_size = n < 1 ? 1 : n > VM_POOL_MAX ? VM_POOL_MAX : (int)n;
+    pool_size = vm_default_workers(VM_POOL_MAX);
     return pool_size;
 }
 
@@ -268,35 +264,12 @@ static void *watcher(void *ud)
 
 static vm_wproc *start(char *err, size_t errlen)
 {
-    const char *prog = vm_worker_program();
-    if (!prog) return errmsg_set(err, errlen, "no worker program"), NULL;
     vm_wproc *w = calloc(1, sizeof *w);
-    int sv[2];
     if (!w) return errmsg_set(err, errlen, "out of memory"), NULL;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+    if (vm_spawn_worker(&w->pid, &w->fd, err, errlen)) {
         free(w);
-        return errmsg_set(err, errlen, "cannot make a worker's socket: %s", strerror(errno)), NULL;
+        return NULL;
     }
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the child: only async-signal-safe calls until exec */
-        if (sv[1] == 3)
-            fcntl(3, F_SETFD, 0);
-        else if (dup2(sv[1], 3) < 0)
-            _exit(127);
-        close_range(4, ~0u, 0);
-        char *args[] = {"aloft", "__worker", "3", NULL};
-        execv(prog, args);
-        _exit(127);
-    }
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        free(w);
-        return errmsg_set(err, errlen, "cannot start a worker: %s", strerror(errno)), NULL;
-    }
-    w->pid = pid;
-    w->fd = sv[0];
     frame_reader_init(&w->rd, w->fd);
     fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) | O_NONBLOCK);
     pthread_mutex_init(&w->mu, NULL);
@@ -312,8 +285,8 @@ static vm_wproc *start(char *err, size_t errlen)
     int rc = pthread_create(&t, &a, watcher, w);
     pthread_attr_destroy(&a);
     if (rc) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, NULL, 0);
         close(w->fd);
         free(w);
         return errmsg_set(err, errlen, "cannot start a thread: %s", strerror(rc)), NULL;
