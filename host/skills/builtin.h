@@ -33,6 +33,9 @@ int skill_move_down(skill_ctx *ctx, lua_State *L);
 int skill_turn_cw(skill_ctx *ctx, lua_State *L);
 int skill_turn_ccw(skill_ctx *ctx, lua_State *L);
 int skill_delay(skill_ctx *ctx, lua_State *L);
+/* The drone stops asking CTX's sandbox whether to go on (skills_release):
+ * the sandbox may be freed before the drone lands. */
+void skills_drone_release(skill_ctx *ctx);
 
 int skill_is_visible(skill_ctx *ctx, lua_State *L);
 int skill_object_x(skill_ctx *ctx, lua_State *L);

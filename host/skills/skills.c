@@ -3,6 +3,7 @@
  * closure around skills_dispatch with its binding as upvalue.
  */
 #include "skills/skills.h"
+#include "skills/builtin.h"
 
 #include "clock.h"
 #include "drone/heading.h"
@@ -345,6 +346,7 @@ int skills_bind(skill_ctx *ctx, char *err, size_t errlen)
 void skills_release(skill_ctx *ctx)
 {
     binding_table *bt = ctx->bindings;
+    skills_drone_release(ctx);
     if (bt) {
         free(bt->items);
         free(bt);

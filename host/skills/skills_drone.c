@@ -19,6 +19,15 @@ static bool skill_abort(void *ud)
     return !sandbox_alive(ud);
 }
 
+void skills_drone_release(skill_ctx *ctx)
+{
+    drone *d = ctx->drone;
+    if (d && d->abort == skill_abort && d->abort_ud == ctx->sb) {
+        d->abort = NULL;
+        d->abort_ud = NULL;
+    }
+}
+
 static drone *need_drone(skill_ctx *ctx, lua_State *L, const char *name)
 {
     if (!ctx->drone)

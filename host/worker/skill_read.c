@@ -88,6 +88,7 @@ static void leave(skill_reader *r)
     vm_pool_leave(r->v);
     frame_free(&r->v->in);
     frame_free(&r->v->out);
+    frame_free(&r->v->rx);
     free(r->v);
     r->v = NULL;
 }
