@@ -163,6 +163,17 @@ static void test_landed_and_acks(void)
     a.command = 400, a.result = 4;
     APPLY(&t, command_ack, MAV_MSG_COMMAND_ACK, a);
     CHECK(t.ack_seq == 1 && t.ack_cmd[0] == 400 && t.ack_result[0] == 4);
+    /* the ring keeps the last MAVLINK_ACKS: ack number N at N % MAVLINK_ACKS,
+     * so the one after a full ring replaces the oldest (400) and no other */
+    for (int i = 1; i <= MAVLINK_ACKS; i++) {
+        a.command = (uint16_t)(400 + i), a.result = 0;
+        APPLY(&t, command_ack, MAV_MSG_COMMAND_ACK, a);
+    }
+    CHECK(t.ack_seq == MAVLINK_ACKS + 1, "every ack counted");
+    CHECK(t.ack_cmd[0] == 400 + MAVLINK_ACKS && t.ack_result[0] == 0,
+          "the ack after a full ring replaces the oldest");
+    CHECK(t.ack_cmd[1] == 401 && t.ack_cmd[MAVLINK_ACKS - 1] == 400 + MAVLINK_ACKS - 1,
+          "the other acks of the ring are kept");
 
     /* a GCS's heartbeat (no autopilot) is not the vehicle's */
     mav_heartbeat hb = {0};
