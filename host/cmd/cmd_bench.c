@@ -1,15 +1,23 @@
 /* aloft bench: runs the benchmark programs built beside the binary
  * (tests/bench/bench_*.c, built by `make bench`), each with the path of a JSON
  * file to write, then prints every number they reported as one table and
- * writes them all to one JSON document (SPEC §15). */
+ * writes them all to one JSON document (SPEC §15).
+ *
+ * A benchmark must leave nothing behind. Each runs with TMPDIR set to a
+ * directory of its own, and with the directory it runs in (the build
+ * directory) listed before and after: whatever it left in either is counted
+ * in its "left_behind" row (and its "leaves_nothing_met" verdict), named on
+ * stderr, and removed from its TMPDIR. */
 #include "cmd/cli.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,8 +53,9 @@ static bool wanted(const char *name, char **only, int n_only)
     return false;
 }
 
-/* Runs DIR/NAME with OUT as its argument; its own output goes to stderr. */
-static int run_bench(const char *dir, const char *name, const char *out)
+/* Runs DIR/NAME with OUT as its argument and TMP as its TMPDIR; its own
+ * output goes to stderr. */
+static int run_bench(const char *dir, const char *name, const char *out, const char *tmp)
 {
     char path[PATH_MAX + 256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -55,12 +64,73 @@ static int run_bench(const char *dir, const char *name, const char *out)
     if (pid < 0) return -1;
     if (pid == 0) {
         dup2(STDERR_FILENO, STDOUT_FILENO);
-        if (chdir(dir) == 0) execl(path, path, out, (char *)NULL);
+        if (setenv("TMPDIR", tmp, 1) == 0 && chdir(dir) == 0) execl(path, path, out, (char *)NULL);
         _exit(127);
     }
     int status;
     if (waitpid(pid, &status, 0) < 0) return -1;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* The names in directory DIR, sorted, as one malloc'd array (*N of them). */
+static char **list_dir(const char *dir, size_t *n)
+{
+    *n = 0;
+    char **names = NULL;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char **grown = realloc(names, (*n + 1) * sizeof *names);
+        if (!grown) break;
+        names = grown;
+        if ((names[*n] = strdup(e->d_name))) (*n)++;
+    }
+    if (d) closedir(d);
+    if (*n) qsort(names, *n, sizeof *names, compare_names);
+    return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static int left_count;
+
+/* nftw callback: counts and removes one entry of a benchmark's TMPDIR. */
+static int remove_left(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type;
+    if (ftw->level == 0) return 0; /* the directory itself stays */
+    left_count++;
+    if (remove(path) != 0)
+        fprintf(stderr, "aloft bench: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+/* What NAME left behind: entries in its TMPDIR TMP (removed) and new
+ * entries among the BEFORE names of DIR (named, not removed: they sit
+ * beside the build's own files). */
+static int left_behind(const char *name, const char *tmp, const char *dir, char **before,
+                       size_t n_before)
+{
+    left_count = 0;
+    nftw(tmp, remove_left, 16, FTW_DEPTH | FTW_PHYS);
+    int left = left_count;
+    if (left)
+        fprintf(stderr, "aloft bench: %s left %d file(s) in its TMPDIR (removed)\n", name, left);
+    size_t n_after;
+    char **after = list_dir(dir, &n_after);
+    for (size_t i = 0; i < n_after; i++) {
+        if (bsearch(&after[i], before, n_before, sizeof *before, compare_names)) continue;
+        fprintf(stderr, "aloft bench: %s left %s/%s\n", name, dir, after[i]);
+        left++;
+    }
+    free_names(after, n_after);
+    return left;
 }
 
 /* Adds one row per number in V (objects {"value","unit"} give the unit). */
@@ -138,25 +208,43 @@ int cmd_bench(int argc, char **argv)
                         dir);
     qsort(names, count, sizeof *names, compare_names);
 
-    char tmp[] = "/tmp/aloft-bench-XXXXXX";
-    if (!mkdtemp(tmp)) return cli_fail(c.cmd, "cannot make a temporary directory");
+    char tmp[PATH_MAX];
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(tmp, sizeof tmp, "%s/aloft-bench-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(tmp)) {
+        for (size_t i = 0; i < count; i++)
+            free(names[i]);
+        free(names);
+        return cli_fail(c.cmd, "cannot make a temporary directory in %s: %s",
+                        tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
+    }
     cJSON *all = cJSON_CreateObject();
     int failed = 0;
     for (size_t i = 0; i < count; i++) {
-        char out[PATH_MAX + 64], msg[256];
+        char out[PATH_MAX + 64], own_tmp[PATH_MAX + 64], msg[256];
         snprintf(out, sizeof out, "%s/%s.json", tmp, names[i]);
+        snprintf(own_tmp, sizeof own_tmp, "%s/%s.tmp", tmp, names[i]);
         fprintf(stderr, "== %s\n", names[i]);
-        size_t len;
+        size_t len, n_before;
         char *text = NULL;
-        if (run_bench(dir, names[i], out) == 0)
+        char **before = list_dir(dir, &n_before);
+        if (mkdir(own_tmp, 0700) == 0 && run_bench(dir, names[i], out, own_tmp) == 0)
             text = cli_read_input(out, CLI_MAX_INPUT, &len, msg, sizeof msg);
+        int left = left_behind(names[i], own_tmp, dir, before, n_before);
+        free_names(before, n_before);
+        rmdir(own_tmp);
         cJSON *result = text ? cJSON_Parse(text) : NULL;
-        if (!result) {
+        if (!result || !cJSON_IsObject(result)) {
             failed++;
             fprintf(stderr, "aloft bench: %s failed or wrote no JSON\n", names[i]);
+            cJSON_Delete(result);
             result = cJSON_CreateObject();
             cJSON_AddStringToObject(result, "error", "failed or wrote no JSON");
         }
+        cJSON *row = cJSON_AddObjectToObject(result, "left_behind");
+        cJSON_AddNumberToObject(row, "value", left);
+        cJSON_AddStringToObject(row, "unit", "files");
+        cJSON_AddBoolToObject(result, "leaves_nothing_met", left == 0);
         cJSON_AddItemToObject(all, names[i], result);
         free(text);
         unlink(out);

@@ -20,6 +20,7 @@
 #include "../fake_llm.h"
 #include "loader/loader.h"
 #include "mission/controller.h"
+#include "suite.h"
 
 #include <dirent.h>
 
@@ -35,6 +36,10 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Where the missions' pictures go: a directory of this benchmark's, emptied
+ * after every flight and removed at the end, so that nothing is left. */
+static char pictures[] = "/tmp/aloft-bench-stream-XXXXXX";
+
 /* Flies PLAN's reply in SCENE; returns the report, fills *STATS. */
 static cJSON *fly(const skill_registry *reg, const prompt_set *ps, const char *base_url,
                   const char *scene, const char *task, bool stream, mission_stats *stats)
@@ -46,7 +51,7 @@ static cJSON *fly(const skill_registry *reg, const prompt_set *ps, const char *b
     cfg.api_key[0] = '\0';
     mission_world w;
     char err[256];
-    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = NULL};
+    sim_options so = {.time_scale = 0, .seed = 1, .picture_dir = pictures};
     if (mission_world_sim(&w, scene, &so, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", scene, err);
         return NULL;
@@ -68,6 +73,7 @@ static cJSON *fly(const skill_registry *reg, const prompt_set *ps, const char *b
     mo.stats = stats;
     cJSON *doc = mission_run(&mo);
     mission_world_close(&w, true);
+    suite_clean_dir(pictures);
     return doc;
 }
 
@@ -114,6 +120,10 @@ int main(int argc, char **argv)
     if (!d) {
         fprintf(stderr, "bench_stream: cannot open %s (set SRC)\n", suite);
         return 1;
+    }
+    if (!mkdtemp(pictures)) {
+        closedir(d);
+        return perror("bench_stream: mkdtemp"), 1;
     }
     char *names[64];
     int nnames = 0;
@@ -237,5 +247,6 @@ int main(int argc, char **argv)
         free(names[i]);
     prompt_free(ps);
     registry_free(reg);
+    rmdir(pictures);
     return 0;
 }

@@ -21,13 +21,13 @@ typedef struct setup {
     int writes; /* for the benchmark's own use (bench_record: store writes) */
 } setup;
 
-static int by_name(const void *a, const void *b)
+static inline int by_name(const void *a, const void *b)
 {
     return strcmp(((const setup *)a)->scene, ((const setup *)b)->scene);
 }
 
 /* Fills OUT with at most MAX setups under ROOT; returns how many. */
-static int find_setups(const char *root, setup *out, int max)
+static inline int find_setups(const char *root, setup *out, int max)
 {
     int n = 0;
     DIR *d = opendir(root);
