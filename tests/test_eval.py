@@ -310,9 +310,22 @@ with tempfile.TemporaryDirectory() as tmp:
     for args, what in ((["--repeat", "0"], "--repeat"), (["--repeat", "1001"], "--repeat"),
                        (["--jobs", "0"], "--jobs"), (["--jobs", "65"], "--jobs"),
                        (["--price-in", "-1"], "--price-in"), (["--price-out", "nan"], "--price-out"),
-                       (["--max-tries", "0"], "--max-tries")):
+                       (["--max-tries", "0"], "--max-tries"),
+                       # the flight options follow run's rules (cli_flight_option)
+                       (["--seed", "1000000001"], "--seed"), (["--seed", "-1"], "--seed"),
+                       (["--time-scale", "-0.5"], "--time-scale"),
+                       (["--time-scale", "nan"], "--time-scale"),
+                       (["--llm-timeout-ms", "0"], "--llm-timeout-ms"),
+                       (["--max-replans", "x"], "--max-replans")):
         r = aloft_eval(["--model", "m"] + args)
         check(r.returncode == 2 and what in r.stderr, "%s: %d %s" % (args, r.returncode, r.stderr))
+    # At the limits the flight options are taken and passed on: every run
+    # starts (and finds no server) rather than failing on its arguments.
+    r = aloft_eval(["--llm-url", "http://127.0.0.1:%d/v1" % port, "--model", "m", "--seed",
+                    "1000000000", "--time-scale", "2.5", "--max-replans", "0",
+                    task_dir(TASKS[0])])
+    check(r.returncode == 1 and "could not be reached" in r.stderr,
+          "flight options at their limits: %d %s" % (r.returncode, r.stderr))
     r = aloft_eval([task_dir(TASKS[0])])
     check(r.returncode == 2 and "model" in r.stderr, "no model: %d %s" % (r.returncode, r.stderr))
     r = aloft_eval(["--model", "m", tmp])

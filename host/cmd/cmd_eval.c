@@ -10,6 +10,7 @@
 #include "eval/report.h"
 #include "eval/score.h"
 #include "eval/suite.h"
+#include "llm/llm.h"
 
 #include <ftw.h>
 #include <math.h>
@@ -32,7 +33,9 @@ static const char usage[] =
     "\n" CLI_LLM_HELP "  --repeat N            flights per task setup (default 1)\n"
     "  --jobs N              flights at once (default 1; more for fast servers)\n"
     "  --seed N              simulator seed of the first repeat; repeat k uses\n"
-    "                        N+k (default 1)\n"
+    "                        N+k (0..1000000000, default 1)\n"
+    "  --time-scale X        the simulator's clock in every flight (default 0:\n"
+    "                        as fast as it can)\n"
     "  --db FILE             the store the flights are recorded in (each flight\n"
     "                        plans without the object memory of earlier ones)\n"
     "  --verify N            verify each plan in N sampled worlds before it "
@@ -61,14 +64,19 @@ enum {
 
 #define EVAL_MAX_REPEAT 1000
 #define EVAL_MAX_JOBS 64
-#define EVAL_MAX_ARGS 40
+#define EVAL_MAX_SEED 1000000000ULL
+#define EVAL_MAX_ARGS 48
 
+/* The flight options are parsed by cli_flight_option (one set of rules and
+ * messages with run and serve) and passed on to every `aloft run` as the
+ * text they were given (text[OPT]). */
 typedef struct eval_args {
     cli_common c;
-    const char *llm_url, *model, *prompts, *db, *html;
-    const char *max_tries, *max_replans, *llm_timeout, *verify, *candidates;
-    bool no_stream, compare, quiet;
-    unsigned long long repeat, jobs, seed;
+    cli_flight_args f;
+    const char *text[OPT_FIRST_FREE];
+    const char *llm_url, *model, *html, *verify;
+    bool compare, quiet;
+    unsigned long long repeat, jobs;
     double price_in, price_out;
 } eval_args;
 
@@ -79,16 +87,6 @@ static int count_option(const char *name, const char *arg, unsigned long long lo
         return cli_usage_error("eval", "--%s: '%s' is not a number in %llu..%llu", name, arg, lo,
                                hi);
     return 0;
-}
-
-/* A count passed on to `aloft run`, checked here so that a typo is one usage
- * error rather than N failed flights. */
-static int pass_count(const char *name, const char *arg, unsigned long long lo, const char **dst)
-{
-    unsigned long long v;
-    int r = count_option(name, arg, lo, 100000000, &v);
-    if (r == 0) *dst = arg;
-    return r;
 }
 
 static int price_option(const char *name, const char *arg, double *out)
@@ -103,28 +101,24 @@ static int price_option(const char *name, const char *arg, double *out)
 static int on_option(void *ud, int opt, const char *arg)
 {
     eval_args *a = ud;
+    int r = cli_flight_option(&a->f, "eval", opt, arg);
+    if (r < 0) return CLI_USAGE;
+    if (r > 0) {
+        /* Repeat k flies with seed N+k: N must leave room for every repeat. */
+        if (opt == OPT_SEED && a->f.seed > EVAL_MAX_SEED)
+            return cli_usage_error("eval", "--seed: '%s' is not a number in 0..%llu", arg,
+                                   (unsigned long long)EVAL_MAX_SEED);
+        a->text[opt] = arg;
+        return 0;
+    }
+    unsigned long long verify;
     switch (opt) {
-    case OPT_LLM_URL: a->llm_url = arg; return 0;
-    case OPT_MODEL: a->model = arg; return 0;
-    case OPT_NO_STREAM: a->no_stream = true; return 0;
-    case OPT_PROMPTS: a->prompts = arg; return 0;
-    case OPT_DB: a->db = arg; return 0;
     case OPT_HTML: a->html = arg; return 0;
     case OPT_COMPARE: a->compare = true; return 0;
     case OPT_QUIET: a->quiet = true; return 0;
-    case OPT_MAX_TRIES: return pass_count("max-tries", arg, 1, &a->max_tries);
-    case OPT_MAX_REPLANS: return pass_count("max-replans", arg, 0, &a->max_replans);
-    case OPT_LLM_TIMEOUT: return pass_count("llm-timeout-ms", arg, 1, &a->llm_timeout);
-    case OPT_VERIFY: return pass_count("verify", arg, 1, &a->verify);
-    case OPT_CANDIDATES: {
-        int k;
-        if (cli_candidates("eval", arg, &k)) return CLI_USAGE;
-        a->candidates = arg;
-        return 0;
-    }
+    case OPT_VERIFY: a->verify = arg; return count_option("verify", arg, 1, 100000000, &verify);
     case OPT_REPEAT: return count_option("repeat", arg, 1, EVAL_MAX_REPEAT, &a->repeat);
     case OPT_JOBS: return count_option("jobs", arg, 1, EVAL_MAX_JOBS, &a->jobs);
-    case OPT_SEED: return count_option("seed", arg, 0, 1000000000, &a->seed);
     case OPT_PRICE_IN: return price_option("price-in", arg, &a->price_in);
     case OPT_PRICE_OUT: return price_option("price-out", arg, &a->price_out);
     default: return cli_usage_error("eval", "unknown option");
@@ -183,25 +177,26 @@ static char **flight_argv(const eval_args *a, const char *exe, const evalsuite_s
     char **v = calloc(EVAL_MAX_ARGS, sizeof *v);
     if (!v) return NULL;
     int k = 0;
+    const char *time_scale = a->text[OPT_TIME_SCALE] ? a->text[OPT_TIME_SCALE] : "0";
     const char *fixed[] = {exe,        "run",     "--scene",    s->scene_path,  "--task",
-                           task,       "--json",  "--quiet",    "--time-scale", "0",
+                           task,       "--json",  "--quiet",    "--time-scale", time_scale,
                            "--seed",   seed,      "--pictures", pictures,       "--llm-url",
                            a->llm_url, "--model", a->model};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         v[k++] = (char *)fixed[i];
-    const char *pairs[][2] = {{"--max-tries", a->max_tries},
-                              {"--max-replans", a->max_replans},
-                              {"--llm-timeout-ms", a->llm_timeout},
+    const char *pairs[][2] = {{"--max-tries", a->text[OPT_MAX_TRIES]},
+                              {"--max-replans", a->text[OPT_MAX_REPLANS]},
+                              {"--llm-timeout-ms", a->text[OPT_LLM_TIMEOUT]},
                               {"--verify", a->verify},
-                              {"--candidates", a->candidates},
-                              {"--db", a->db},
-                              {"--prompts", a->prompts}};
+                              {"--candidates", a->text[OPT_CANDIDATES]},
+                              {"--db", a->text[OPT_DB]},
+                              {"--prompts", a->text[OPT_PROMPTS]}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
         if (pairs[i][1]) {
             v[k++] = (char *)pairs[i][0];
             v[k++] = (char *)pairs[i][1];
         }
-    if (a->no_stream) v[k++] = "--no-stream";
+    if (a->f.no_stream) v[k++] = "--no-stream";
     /* Each run plans from what it sees, not from what earlier runs of the
      * same scene saw: repeats stay independent. */
     v[k++] = "--no-memory";
@@ -256,7 +251,7 @@ static int fly_all(const eval_args *a, const evalsuite *suite, evalrun *runs, in
     int rc = CLI_OK;
     for (int i = 0; fl && seeds && i < n; i++) {
         const evalsuite_task *t = &suite->tasks[runs[i].task];
-        snprintf(seeds[i], sizeof seeds[i], "%llu", a->seed + (unsigned long long)runs[i].repeat);
+        snprintf(seeds[i], sizeof seeds[i], "%llu", a->f.seed + (unsigned long long)runs[i].repeat);
         fl[i].argv = flight_argv(a, exe, &t->setups[runs[i].setup], t->text, seeds[i], pictures);
         if (!fl[i].argv) rc = cli_fail("eval", "out of memory");
     }
@@ -395,19 +390,10 @@ int cmd_eval(int argc, char **argv)
 {
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS,
-        {"llm-url", required_argument, 0, OPT_LLM_URL},
-        {"model", required_argument, 0, OPT_MODEL},
-        {"no-stream", no_argument, 0, OPT_NO_STREAM},
-        {"max-tries", required_argument, 0, OPT_MAX_TRIES},
-        {"max-replans", required_argument, 0, OPT_MAX_REPLANS},
-        {"prompts", required_argument, 0, OPT_PROMPTS},
-        {"llm-timeout-ms", required_argument, 0, OPT_LLM_TIMEOUT},
+        CLI_FLIGHT_OPTIONS,
         {"repeat", required_argument, 0, OPT_REPEAT},
         {"jobs", required_argument, 0, OPT_JOBS},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"db", required_argument, 0, OPT_DB},
         {"verify", required_argument, 0, OPT_VERIFY},
-        {"candidates", required_argument, 0, OPT_CANDIDATES},
         {"price-in", required_argument, 0, OPT_PRICE_IN},
         {"price-out", required_argument, 0, OPT_PRICE_OUT},
         {"html", required_argument, 0, OPT_HTML},
@@ -415,15 +401,18 @@ int cmd_eval(int argc, char **argv)
         {"quiet", no_argument, 0, OPT_QUIET},
         {0, 0, 0, 0},
     };
-    eval_args a = {
-        .c = {.cmd = "eval"}, .repeat = 1, .jobs = 1, .seed = 1, .price_in = -1, .price_out = -1};
+    eval_args a = {.c = {.cmd = "eval"}, .repeat = 1, .jobs = 1, .price_in = -1, .price_out = -1};
+    cli_flight_args_init(&a.f);
     int r = cli_parse_options(&a.c, argc, argv, opts, usage, on_option, &a);
     if (r >= 0) return r;
     if (a.compare) return compare(&a, argc, argv);
-    if (!a.llm_url) a.llm_url = getenv("OPENAI_BASE_URL");
-    if (!a.llm_url || !*a.llm_url) a.llm_url = "https://api.openai.com/v1";
-    a.model = cli_model(a.model);
+    /* The server and model every run is given: the flags, else the
+     * environment's, as `aloft run` itself would resolve them. */
+    static llm_config cfg;
+    cli_flight_llm(&a.f, &cfg);
+    a.llm_url = cfg.base_url;
+    a.model = cli_model(a.f.model);
     if (!a.model) return cli_usage_error("eval", "no model: give --model NAME or set ALOFT_MODEL");
-    if (a.prompts && (r = cli_check_prompts("eval", a.prompts)) >= 0) return r;
+    if (a.f.prompts && (r = cli_check_prompts("eval", a.f.prompts)) >= 0) return r;
     return evaluate(&a, argc, argv);
 }
