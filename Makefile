@@ -60,11 +60,11 @@ format-check: setup-test
 		{ echo "format-check: run 'make format' and commit the result"; exit 1; }
 
 test: setup-test format-check build build-asan
-	cd build && ctest --output-on-failure -j $(JOBS)
+	cd build && ctest --output-on-failure -j $$(( 2 * $(JOBS) ))
 	# the vehicle emulator's own test has no C of ours to sanitize, and the lossy
 	# missions fly the driver's code that test_mavlink_fly already runs sanitized:
 	# once each, in the release build, is enough
-	cd build-asan && ctest --output-on-failure -j $(JOBS) -E '^test_mavlink_(emu|loss)$$'
+	cd build-asan && ctest --output-on-failure -j $$(( 2 * $(JOBS) )) -E '^test_mavlink_(emu|loss)$$'
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS)
 	scripts/mutate.py --sample $(MUTATE_SAMPLE) --seed $(MUTATE_SEED)
 

@@ -21,11 +21,11 @@ rc="--rc lcov_branch_coverage=1"
 cmake -S . -B build-cov -DCMAKE_BUILD_TYPE=Debug -DALOFT_COVERAGE=ON >/dev/null
 cmake --build build-cov -j "$JOBS"
 lcov $rc --quiet --zerocounters --directory build-cov
-(cd build-cov && ctest -j "$JOBS" --output-on-failure ${CTEST_ARGS:-}) || echo "coverage: some tests failed (the report still counts what ran)" >&2
+(cd build-cov && ctest -j $((2 * JOBS)) --output-on-failure ${CTEST_ARGS:-}) || echo "coverage: some tests failed (the report still counts what ran)" >&2
 # What runs in a confined worker writes no counts (it can open no file): the
 # sandbox's tests once more with their VMs in the process (host/worker/vm.c,
 # coverage build only); the worker's own tests would fail that way.
-(cd build-cov && ALOFT_COVERAGE_IN_PROCESS=1 ctest -j "$JOBS" -L '^sandbox$' \
+(cd build-cov && ALOFT_COVERAGE_IN_PROCESS=1 ctest -j $((2 * JOBS)) -L '^sandbox$' \
     -E '^test_(confine|worker_.*)$' ${CTEST_ARGS:-} >/dev/null) ||
     echo "coverage: some tests failed in the pass without workers (the report still counts what ran)" >&2
 

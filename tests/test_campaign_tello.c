@@ -4,7 +4,7 @@
  * behind the constraint guard, with faults injected (command and reply
  * loss, slow replies, error replies, bad telemetry). The emulator logs its
  * TRUE pose after every motion; every one of them, until the landing, must
- * lie inside the geofence and the altitude band. labels: campaign tello
+ * lie inside the geofence and the altitude band. labels: campaign tello waits
  * constraints
  *
  *   test_campaign_tello                 a fixed list of seeds

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """The MAVLink vehicle emulator (tests/mavlink/vehicle_emu.js) driven by a
 ground station that is not aloft (tests/mavlink/gcs_script.js, both on
 node-mavlink): PX4 refuses offboard without a setpoint stream, accepts it

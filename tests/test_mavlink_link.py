@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink mission
+# labels: mavlink mission waits
 """aloft run --drone mavlink against a small fake vehicle on loopback UDP
 (tests/mav_peer.py): usage errors naming the URL forms, the message
 sequence of a PX4 and an ArduPilot flight, two vehicles on one port routed

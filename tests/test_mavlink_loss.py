@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """A MAVLink mission through a lossy link: 30 % of the datagrams dropped
 each way (seeded, tests/mavlink/vehicle_emu.js --loss), in both
 personalities: the mission still completes, the vehicle takes off, ends

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """`aloft serve` with two MAVLink drones on one shared link, each naming its
 vehicle with `--drone mavlink:URL,sysid=N`: two missions at once, each flies
 its own vehicle (the drones name them in the reverse order of their ids, so

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """A MAVLink mission over `tcp:HOST:PORT` (as to ArduPilot SITL's serial
 ports) whose TCP connection drops: the vehicle emulator sits behind a small
 TCP-to-UDP relay written here, which closes aloft's connection once the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink safety
+# labels: mavlink safety waits
 """The watch on the measured state with a MAVLink vehicle (SPEC §10): a gust
 the vehicle cannot hold against (the emulator's --gust) carries it out of
 the geofence while the plan waits; the positions it reports reach the watch

@@ -1,3 +1,4 @@
+# labels: waits
 """A full disk or a file-size limit ends a mission cleanly (SPEC §2, §12):
 the process is not killed by SIGXFSZ, the drone lands, `run --json` still
 prints exactly one document with "ok" false and the error, and what the

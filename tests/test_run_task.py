@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# labels: waits
 """aloft run --task against the fake OpenAI server: options, the SPEC §2
 report, --no-stream, LLM failures and Ctrl-C."""
 

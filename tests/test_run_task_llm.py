@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# labels: waits
 """aloft run --task against real servers' replies (tests/llm/, replayed
 byte-exact by tests/fake_llm.py) and LLM failures, end to end (SPEC §7, §8):
 each family's plan flies, streamed and --no-stream; a refusal is the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mission
+# labels: mission waits
 """aloft run --drone tello against the Tello emulator (tests/tools/tello_emu):
 the exact commands a plan sends, --no-land, a low battery, a scene's
 geofence, a vision skill with no camera, Ctrl-C, the record and replay, and

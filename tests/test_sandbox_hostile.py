@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# labels: sandbox safety
+# labels: sandbox safety waits
 """Hostile scripts against the sandbox, each run through `aloft lua --json`.
 
 Every file in tests/hostile/ starts with `-- expect: ...`:

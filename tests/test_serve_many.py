@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: web
+# labels: web waits
 """Hundreds of drones in one aloft serve (SPEC §13, --max-drones): 200
 simulated drones are listed; 40 of them fly at once, each its own task and
 plan (turn by its own angle), and every mission ends ok with its own

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: tello web
+# labels: tello web waits
 """The web UI's card of a Tello shows the Tello's own camera: `aloft serve
 --drone tello` against the emulator, whose H.264 stream the MJPEG endpoint
 serves as the Tello's 960x720 frames while a mission flies (the emulator's

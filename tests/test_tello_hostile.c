@@ -12,7 +12,7 @@
  *   - battery answers that are no percentage;
  *   - a drone that never acknowledges `land`;
  *   - replies that are no text (control bytes, invalid UTF-8).
- * labels: tello safety
+ * labels: tello safety waits
  */
 #include "drone/constraints.h"
 #include "loader/loader.h"

@@ -2,6 +2,7 @@
  * The Tello driver on a lossy link (tests/tools/tello_emu drops packets):
  * missions complete under 30 % loss of commands or of replies and state, and
  * a lost reply never makes the drone fly a motion twice.
+ * labels: waits
  */
 #include "tello_harness.h"
 

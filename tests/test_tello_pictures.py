@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: tello
+# labels: tello waits
 """take_picture saves the mission camera's frame: the Tello's (960x720, the
 emulator's red block where it is drawn, found by `aloft detect` in the
 picture), also without --detector; a clear failure with no frame yet, a

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: watchdog safety
+# labels: watchdog safety waits
 """The watchdog of SPEC §6: a mission whose VM does not stop is ended from
 outside the VM's thread.
 

@@ -3,7 +3,7 @@
  * before its time; it fires once, stop waits for a fire under way, and
  * watchdog_end_mission lands the drone and records the mission as hung, or
  * says what it could not do.
- * labels: watchdog safety */
+ * labels: watchdog safety waits */
 #include "mission/record.h"
 #include "mission/runner.h"
 #include "mission/watchdog.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# labels: safety mission tello
+# labels: safety mission tello waits
 """kill -9 of the worker process running a mission's VM, mid-flight (SPEC
 §6, process boundary): the host notices at once, stops the motion, ends the
 mission as crashed with the signal in `run --json` and the store, and lands

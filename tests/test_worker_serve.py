@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# labels: safety web mission
+# labels: safety web mission waits
 """`aloft serve` with two drones (SPEC §6): the worker process running one
 drone's mission is killed (kill -9) mid-flight; that mission ends as
 crashed, recorded, with the signal, while the other drone's mission (in
