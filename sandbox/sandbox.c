@@ -292,7 +292,12 @@ static sandbox *unpark(const sandbox_limits *lim)
         destroy(sb);
         sb = NULL;
     }
-    if (sb) sb->lim = *lim;
+    if (sb) {
+        sb->lim = *lim;
+        /* a cancel that reached the state after it was freed is not this
+         * sandbox's */
+        atomic_store(&sb->cancel, 0);
+    }
     return sb;
 }
 
