@@ -548,18 +548,18 @@ static int dump_writer(lua_State *L, const void *p, size_t sz, void *ud)
     return 0;
 }
 
-/* Looks up (and copies out) the compiled form; NULL if not cached. */
-static char *chunk_cache_get(uint64_t h, const char *code, size_t len, const char *name,
-                             size_t *out_len)
+/* Looks up the compiled form; NULL if not cached. An entry is never
+ * changed or freed once added, so its compiled form is read unlocked. */
+static const char *chunk_cache_get(uint64_t h, const char *code, size_t len, const char *name,
+                                   size_t *out_len)
 {
-    char *found = NULL;
+    const char *found = NULL;
     pthread_mutex_lock(&chunk_cache_lock);
     for (int i = 0; i < chunk_cache_n; i++) {
         cached_chunk *c = &chunk_cache[i];
         if (c->hash == h && c->len == len && !memcmp(c->text, code, len) &&
             !strcmp(c->name, name)) {
-            found = malloc(c->code_len);
-            if (found) memcpy(found, c->code, c->code_len);
+            found = c->code;
             *out_len = c->code_len;
             break;
         }
@@ -597,7 +597,7 @@ sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, co
 {
     uint64_t h = hash_text(code, len, chunkname);
     size_t clen = 0;
-    char *compiled = chunk_cache_get(h, code, len, chunkname, &clen);
+    const char *compiled = chunk_cache_get(h, code, len, chunkname, &clen);
     if (!compiled) {
         sandbox_status st = sandbox_load(sb, code, len, chunkname, err, errlen);
         if (st != SANDBOX_OK) return st;
@@ -607,12 +607,10 @@ sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, co
         return SANDBOX_OK;
     }
     if (sb->poison != SANDBOX_OK) {
-        free(compiled);
         limit_message(sb, err, errlen);
         return sb->poison;
     }
     int rc = luaL_loadbufferx(sb->L, compiled, clen, chunkname, "b");
-    free(compiled);
     if (rc != LUA_OK) return load_failed(sb, err, errlen);
     give_chunk_env(sb);
     return SANDBOX_OK;
