@@ -30,6 +30,14 @@ typedef struct sandbox_arena_image {
     char **copy;             /* chunk copies, then block copies */
 } sandbox_arena_image;
 
+/* The chunk made before chunk C (linked through its first bytes). */
+static char *chunk_next(const char *c)
+{
+    char *next;
+    memcpy(&next, c, sizeof next);
+    return next;
+}
+
 static bool small(size_t n)
 {
     return SANDBOX_ARENA_ON && n > 0 && n <= SANDBOX_ARENA_SMALL;
@@ -192,7 +200,7 @@ void sandbox_arena_release(sandbox_arena *a)
 /* Counts the chunks and larger blocks and lists them in IMG. */
 static int image_list(const sandbox_arena *a, sandbox_arena_image *img)
 {
-    for (char *c = a->chunks; c; memcpy(&c, c, sizeof c))
+    for (char *c = a->chunks; c; c = chunk_next(c))
         img->nchunks++;
     for (sandbox_arena_big *b = a->big; b; b = b->next)
         img->nbig++;
@@ -203,7 +211,7 @@ static int image_list(const sandbox_arena *a, sandbox_arena_image *img)
     img->copy = calloc(n + 1, sizeof *img->copy);
     if (!img->chunks || !img->chunk_len || !img->big || !img->copy) return -1;
     size_t i = 0;
-    for (char *c = a->chunks; c; memcpy(&c, c, sizeof c), i++) {
+    for (char *c = a->chunks; c; c = chunk_next(c), i++) {
         img->chunks[i] = c;
         /* the newest chunk is used up to cur; an older one may be whole */
         img->chunk_len[i] = i == 0 ? (size_t)(a->cur - c) : ARENA_CHUNK;
@@ -252,8 +260,7 @@ void sandbox_arena_rewind(sandbox_arena *a)
     }
     char *oldest_new = a->chunks;
     while (oldest_new != img->saved.chunks) {
-        char *next;
-        memcpy(&next, oldest_new, sizeof next);
+        char *next = chunk_next(oldest_new);
         free(oldest_new);
         oldest_new = next;
     }
