@@ -61,6 +61,8 @@ struct sandbox {
     void *out_hook_ud;
 
     sandbox_arena arena; /* the state's small blocks (arena.h) */
+    /* The state just built, as the arena's image keeps it (see below). */
+    size_t image_mem_used, image_mem_peak, image_max_memory;
 };
 
 static const char limit_key = 'L'; /* its address is the limit error */
@@ -249,20 +251,106 @@ static int build_env(lua_State *L)
     return 1;
 }
 
+/*
+ * Building the environment was a fifth of a verified world's cost, and
+ * every state starts from the same one. So a state just built keeps an
+ * image of its memory (arena.h), and sandbox_free rewinds a state to that
+ * image, byte for byte, and parks it in PARKED for the next sandbox_new
+ * (when the slot is free; a second one is closed as before). Nothing of a
+ * script survives the rewind: every block the state ever had is either
+ * freed or copied back from the image, the sandbox's own counters start
+ * again, and the next state sees exactly what a state just built sees.
+ * Only a state built under the same memory cap is reused (the cap decides
+ * when the collector runs while building).
+ */
+static _Atomic(sandbox *) parked;
+
+static void apply_limits(sandbox_limits *lim, const sandbox_limits *limits)
+{
+    if (limits) *lim = *limits;
+    if (!lim->max_instructions) lim->max_instructions = SANDBOX_DEFAULT_INSTRUCTIONS;
+    if (!lim->max_memory) lim->max_memory = SANDBOX_DEFAULT_MEMORY;
+    if (!lim->timeout_ms) lim->timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
+    if (!lim->max_output) lim->max_output = SANDBOX_DEFAULT_OUTPUT;
+    /* A limit of centuries is "none"; it must not wrap the deadline around. */
+    if (lim->timeout_ms > SANDBOX_MAX_TIMEOUT_MS) lim->timeout_ms = SANDBOX_MAX_TIMEOUT_MS;
+}
+
+static void destroy(sandbox *sb)
+{
+    lua_close(sb->L); /* never NULL: sandbox_new frees a state it could not make */
+    sandbox_arena_release(&sb->arena);
+    free(sb->out);
+    free(sb);
+}
+
+/* The parked state, if it was built under LIM's memory cap. */
+static sandbox *unpark(const sandbox_limits *lim)
+{
+    sandbox *sb = atomic_exchange(&parked, NULL);
+    if (sb && sb->image_max_memory != lim->max_memory) {
+        destroy(sb);
+        sb = NULL;
+    }
+    if (sb) {
+        sb->lim = *lim;
+        /* a cancel that reached the state after it was freed is not this
+         * sandbox's */
+        atomic_store(&sb->cancel, 0);
+    }
+    return sb;
+}
+
+/* Rewinds SB to the state just built and parks it; false if it cannot be. */
+static bool park(sandbox *sb)
+{
+    if (!sb->arena.image || sb->call_depth != 0) return false;
+    sandbox_arena_rewind(&sb->arena);
+    sb->mem_used = sb->image_mem_used;
+    sb->mem_peak = sb->image_mem_peak;
+    sb->refused_ptr = NULL;
+    sb->refused_osize = sb->refused_nsize = sb->refused_want = 0;
+    sb->refused_pending = false;
+    sb->instructions = 0;
+    atomic_store(&sb->cancel, 0);
+    sb->poison = SANDBOX_OK;
+    sb->cstack_base = 0;
+    free(sb->out);
+    sb->out = NULL;
+    sb->out_len = 0;
+    sb->out_truncated = false;
+    sb->out_hook = NULL;
+    sb->out_hook_ud = NULL;
+    sandbox *none = NULL;
+    return atomic_compare_exchange_strong(&parked, &none, sb);
+}
+
+/* Keeps the image of a state just built, unless building it met the cap. */
+static void keep_image(sandbox *sb)
+{
+    if (sb->refused_pending || sb->refused_nsize || sb->poison != SANDBOX_OK) return;
+    if (sandbox_arena_keep_image(&sb->arena)) return;
+    sb->image_mem_used = sb->mem_used;
+    sb->image_mem_peak = sb->mem_peak;
+    sb->image_max_memory = sb->lim.max_memory;
+}
+
 sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
 {
-    sandbox *sb = calloc(1, sizeof *sb);
+    sandbox_limits lim = {0};
+    apply_limits(&lim, limits);
+    sandbox *sb = unpark(&lim);
+    if (sb) {
+        sb->deadline_ns = clock_now_ns() + sb->lim.timeout_ms * 1000000ull;
+        lua_sethook(sb->L, sandbox_hook, LUA_MASKCOUNT, SANDBOX_HOOK_STEP);
+        return sb;
+    }
+    sb = calloc(1, sizeof *sb);
     if (!sb) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (limits) sb->lim = *limits;
-    if (!sb->lim.max_instructions) sb->lim.max_instructions = SANDBOX_DEFAULT_INSTRUCTIONS;
-    if (!sb->lim.max_memory) sb->lim.max_memory = SANDBOX_DEFAULT_MEMORY;
-    if (!sb->lim.timeout_ms) sb->lim.timeout_ms = SANDBOX_DEFAULT_TIMEOUT_MS;
-    if (!sb->lim.max_output) sb->lim.max_output = SANDBOX_DEFAULT_OUTPUT;
-    /* A limit of centuries is "none"; it must not wrap the deadline around. */
-    if (sb->lim.timeout_ms > SANDBOX_MAX_TIMEOUT_MS) sb->lim.timeout_ms = SANDBOX_MAX_TIMEOUT_MS;
+    sb->lim = lim;
     sb->deadline_ns = clock_now_ns() + sb->lim.timeout_ms * 1000000ull;
     atomic_init(&sb->cancel, 0);
 
@@ -284,6 +372,7 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
     }
     sb->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (sandbox_test_globals) sandbox_test_globals(sb);
+    keep_image(sb);
     lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, SANDBOX_HOOK_STEP);
     return sb;
 }
@@ -291,12 +380,10 @@ sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen)
 void sandbox_free(sandbox *sb)
 {
     if (!sb) return;
+    if (park(sb)) return;
     /* Closing runs no script code of consequence (no __gc is ever set), and
      * the hook stays armed for whatever does run. */
-    lua_close(sb->L); /* never NULL: sandbox_new frees a state it could not make */
-    sandbox_arena_release(&sb->arena);
-    free(sb->out);
-    free(sb);
+    destroy(sb);
 }
 
 lua_State *sandbox_lua(sandbox *sb)
@@ -461,18 +548,18 @@ static int dump_writer(lua_State *L, const void *p, size_t sz, void *ud)
     return 0;
 }
 
-/* Looks up (and copies out) the compiled form; NULL if not cached. */
-static char *chunk_cache_get(uint64_t h, const char *code, size_t len, const char *name,
-                             size_t *out_len)
+/* Looks up the compiled form; NULL if not cached. An entry is never
+ * changed or freed once added, so its compiled form is read unlocked. */
+static const char *chunk_cache_get(uint64_t h, const char *code, size_t len, const char *name,
+                                   size_t *out_len)
 {
-    char *found = NULL;
+    const char *found = NULL;
     pthread_mutex_lock(&chunk_cache_lock);
     for (int i = 0; i < chunk_cache_n; i++) {
         cached_chunk *c = &chunk_cache[i];
         if (c->hash == h && c->len == len && !memcmp(c->text, code, len) &&
             !strcmp(c->name, name)) {
-            found = malloc(c->code_len);
-            if (found) memcpy(found, c->code, c->code_len);
+            found = c->code;
             *out_len = c->code_len;
             break;
         }
@@ -510,7 +597,7 @@ sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, co
 {
     uint64_t h = hash_text(code, len, chunkname);
     size_t clen = 0;
-    char *compiled = chunk_cache_get(h, code, len, chunkname, &clen);
+    const char *compiled = chunk_cache_get(h, code, len, chunkname, &clen);
     if (!compiled) {
         sandbox_status st = sandbox_load(sb, code, len, chunkname, err, errlen);
         if (st != SANDBOX_OK) return st;
@@ -520,12 +607,10 @@ sandbox_status sandbox_load_cached(sandbox *sb, const char *code, size_t len, co
         return SANDBOX_OK;
     }
     if (sb->poison != SANDBOX_OK) {
-        free(compiled);
         limit_message(sb, err, errlen);
         return sb->poison;
     }
     int rc = luaL_loadbufferx(sb->L, compiled, clen, chunkname, "b");
-    free(compiled);
     if (rc != LUA_OK) return load_failed(sb, err, errlen);
     give_chunk_env(sb);
     return SANDBOX_OK;

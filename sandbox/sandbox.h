@@ -66,10 +66,13 @@ typedef struct sandbox_usage {
 typedef struct sandbox sandbox;
 
 /* Creates a state with the allow-listed environment. Returns NULL (and a
- * message in ERR) only when the state cannot be created at all. */
+ * message in ERR) only when the state cannot be created at all. The state
+ * may be one sandbox_free rewound to exactly what a state just built is
+ * (sandbox.c): nothing of what ran in it before can be seen. */
 sandbox *sandbox_new(const sandbox_limits *limits, char *err, size_t errlen);
 
-/* Closes the state (with the hook still armed) and frees everything. */
+/* Closes the state (with the hook still armed) and frees everything, or
+ * rewinds it to the state just built and keeps it for the next sandbox_new. */
 void sandbox_free(sandbox *sb);
 
 lua_State *sandbox_lua(sandbox *sb);
