@@ -41,11 +41,14 @@ int main(void)
      * rounded to a tenth with the yaw wrapped, the optional fields last. */
     mission_report_init(&r, "tc(90);l('x')xyz", 13);
     r.ok = true;
-    r.result = cJSON_CreateNumber(3);
+    r.result = (skill_value){.kind = SKILL_VALUE_INT, .i = 3};
     report_lines_add(&r.logs, "x", 1);
     report_lines_add(&r.logs, "line two", 8);
     mission_report_pose(&r, (drone_pose){.x = 1.04, .y = -2.26, .z = 100, .yaw = -90});
-    r.calls = cJSON_Parse("[{\"skill\":\"turn_cw\"}]");
+    skill_value *args = calloc(1, sizeof *args);
+    CHECK(args != NULL);
+    args[0] = (skill_value){.kind = SKILL_VALUE_NUM, .n = 90.5};
+    CHECK(skill_journal_add_call(&r.journal, "turn_cw", args, 1, 4) == 0);
     r.first_action_ms = 12.5;
     r.excursion_cm = 1.5;
     r.tokens_estimated = true;
@@ -53,7 +56,8 @@ int main(void)
     r.mission_id = 42;
     check_text(&r, "{\"ok\":true,\"result\":3,\"error\":null,\"logs\":[\"x\",\"line two\"],"
                    "\"pose\":{\"x\":1,\"y\":-2.3,\"z\":100,\"yaw\":270},"
-                   "\"calls\":[{\"skill\":\"turn_cw\"}],\"violations\":[],"
+                   "\"calls\":[{\"skill\":\"turn_cw\",\"args\":[90.5],\"ret\":null,\"t_ms\":4}],"
+                   "\"violations\":[],"
                    "\"plans\":[\"tc(90);l('x')\"],\"tries\":1,\"replans\":0,\"llm_calls\":0,"
                    "\"plan_ms\":0,\"first_action_ms\":12.5,\"excursion_cm\":1.5,\"exec_ms\":0,"
                    "\"total_ms\":0,\"tokens\":{\"prompt\":0,\"completion\":0},"

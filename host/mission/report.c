@@ -59,14 +59,6 @@ static cJSON *lines_json(const report_lines *l)
     return a;
 }
 
-/* A copy of V, or DEFAULT when V is NULL. */
-static cJSON *copy_or(const cJSON *v, cJSON *dflt)
-{
-    if (!v) return dflt;
-    cJSON_Delete(dflt);
-    return cJSON_Duplicate(v, true);
-}
-
 static cJSON *pose_json(const mission_report *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -83,15 +75,15 @@ cJSON *mission_report_json(const mission_report *r)
     cJSON *doc = cJSON_CreateObject();
     if (!doc) return NULL;
     cJSON_AddBoolToObject(doc, "ok", r->ok);
-    cJSON_AddItemToObject(doc, "result", copy_or(r->result, cJSON_CreateNull()));
+    cJSON_AddItemToObject(doc, "result", skill_value_json(&r->result));
     if (r->error)
         cJSON_AddStringToObject(doc, "error", r->error);
     else
         cJSON_AddNullToObject(doc, "error");
     cJSON_AddItemToObject(doc, "logs", lines_json(&r->logs));
     cJSON_AddItemToObject(doc, "pose", pose_json(r));
-    cJSON_AddItemToObject(doc, "calls", copy_or(r->calls, cJSON_CreateArray()));
-    cJSON_AddItemToObject(doc, "violations", copy_or(r->violations, cJSON_CreateArray()));
+    cJSON_AddItemToObject(doc, "calls", skill_journal_calls_json(&r->journal));
+    cJSON_AddItemToObject(doc, "violations", skill_journal_violations_json(&r->journal));
     cJSON_AddItemToObject(doc, "plans", lines_json(&r->plans));
     cJSON_AddNumberToObject(doc, "tries", r->tries);
     cJSON_AddNumberToObject(doc, "replans", r->replans);
@@ -123,11 +115,10 @@ cJSON *mission_report_json(const mission_report *r)
 
 void mission_report_free(mission_report *r)
 {
-    cJSON_Delete(r->result);
+    skill_value_free(&r->result);
     free(r->error);
     lines_free(&r->logs);
-    cJSON_Delete(r->calls);
-    cJSON_Delete(r->violations);
+    skill_journal_free(&r->journal);
     lines_free(&r->plans);
     cJSON_Delete(r->candidates);
     cJSON_Delete(r->candidates_cost);

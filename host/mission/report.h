@@ -5,15 +5,16 @@
  * `run --json` document; `aloft serve`'s end event takes its fields from
  * the same encoding).
  *
- * Values that are MiniSpec values or other modules' records stay JSON
- * inside: the plan's result, the skill calls and violations (the skills'
- * records, skills.h), the candidates (candidates.h) and the camera's
- * frames and pictures (world.h).
+ * The plan's result is a MiniSpec value and the skill calls and violations
+ * are the skills' typed records (skills/skill_journal.h), encoded here with the
+ * skill log's encoders. Still JSON inside: the candidates (candidates.h)
+ * and the camera's frames and pictures (world.h), which are made as JSON.
  */
 #ifndef ALOFT_MISSION_REPORT_H
 #define ALOFT_MISSION_REPORT_H
 
 #include "drone/drone.h"
+#include "skills/skill_journal.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -31,12 +32,12 @@ int report_lines_add(report_lines *l, const char *text, size_t len);
 
 typedef struct mission_report {
     bool ok;
-    cJSON *result; /* the last plan's result when ok (NULL: null); owned */
-    char *error;   /* why not ok, or NULL (null); owned */
+    skill_value result; /* the last plan's result when ok (NIL: null); owned */
+    char *error;        /* why not ok, or NULL (null); owned */
     report_lines logs;
     bool has_pose; /* false: "pose" is {} (the flight ended before a world) */
     drone_pose pose;
-    cJSON *calls, *violations; /* arrays (skills.h), NULL: []; owned */
+    skill_journal journal; /* "calls" and "violations"; owned */
     report_lines plans;
     int tries, replans, llm_calls;
     double plan_ms;

@@ -168,7 +168,7 @@ cJSON *runner_report_new(const char *plan, size_t len);
 void runner_report_set(cJSON *doc, const char *key, cJSON *value);
 
 /* Prints V as MiniSpec shows a value: None, True/False, %.4g, 'text' (a
- * table: ?). For progress lines. */
-void runner_print_value(FILE *f, const cJSON *v);
+ * table: its type name, 'table'). For progress lines. */
+void runner_print_value(FILE *f, const skill_value *v);
 
 #endif
