@@ -67,6 +67,46 @@ int main(void)
     CHECK(a && b && strcmp(a, b) == 0);
     free(a);
     free(b);
+    /* The camera's counts (not measured: null; a Tello's stream adds its
+     * datagrams) and the pictures taken, after the tokens. */
+    mission_report_free(&r);
+    mission_report_init(&r, NULL, 0);
+    r.has_frames = true;
+    r.frames = (vision_stats){.captured = 30,
+                              .dropped = 2,
+                              .age_ms_mean = 12.5,
+                              .age_ms_max = 40,
+                              .used = 5,
+                              .processed = 28,
+                              .detect_fps = 9.5,
+                              .first_frame_ms = -1};
+    CHECK(report_pictures_add(&r.pictures, "pics/1.ppm", "tello:11111", 960, 720,
+                              (drone_pose){.x = 1.5, .y = -2, .z = 100, .yaw = 90}) == 0);
+    const char *tail = "\"tokens\":{\"prompt\":0,\"completion\":0},";
+    char *got = text(&r);
+    const char *at = got ? strstr(got, tail) : NULL;
+    CHECK(at && strcmp(at + strlen(tail),
+                       "\"frames\":{\"received\":30,\"dropped\":2,\"age_ms_mean\":12.5,"
+                       "\"age_ms_max\":40,\"used\":5,\"detected\":28,\"detect_fps\":9.5,"
+                       "\"first_frame_ms\":null},\"pictures\":[{\"path\":\"pics/1.ppm\","
+                       "\"camera\":\"tello:11111\",\"width\":960,\"height\":720,"
+                       "\"pose\":{\"x\":1.5,\"y\":-2,\"z\":100,\"yaw\":90}}]}") == 0,
+          "%s", got ? got : "(null)");
+    free(got);
+    r.frames.feed = true;
+    r.frames.first_frame_ms = 250;
+    r.frames.keyframe_frame_ms = 80;
+    r.frames.datagrams = 400, r.frames.datagrams_dropped = 3, r.frames.datagrams_skipped = 7;
+    report_pictures_free(&r.pictures);
+    got = text(&r);
+    at = got ? strstr(got, tail) : NULL;
+    CHECK(at &&
+              strstr(at, "\"first_frame_ms\":250,\"keyframe_to_frame_ms\":80,"
+                         "\"datagrams\":400,\"datagrams_dropped\":3,"
+                         "\"datagrams_skipped\":7}}") &&
+              !strstr(at, "pictures"),
+          "%s", got ? got : "(null)");
+    free(got);
     /* An error replaces the last one; "ok" false with it. */
     r.ok = false;
     mission_report_error(&r, "first");

@@ -572,8 +572,8 @@ static int fly_in_world(flight *fl, flight_outcome *out)
         flew = fly_task(fl, &out->run, &out->report, err, sizeof err);
     mission_watch_stop(mw);
     if (flew) return abandon(fl, out, err);
-    out->report.frames = mission_world_frames_json(&fl->world);
-    out->report.pictures = mission_world_pictures_json(&fl->world);
+    out->report.has_frames = mission_world_frames(&fl->world, &out->report.frames);
+    mission_world_take_pictures_log(&fl->world, &out->report.pictures);
     out->flown = true;
     finish(fl, out);
     return 0;

@@ -21,6 +21,42 @@ int report_lines_add(report_lines *l, const char *text, size_t len)
     return 0;
 }
 
+int report_pictures_add(report_pictures *l, const char *path, const char *camera, int width,
+                        int height, drone_pose pose)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        report_picture *p = realloc(l->p, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        l->p = p, l->cap = cap;
+    }
+    char *pa = strdup(path), *ca = strdup(camera);
+    if (!pa || !ca) {
+        free(pa);
+        free(ca);
+        return -1;
+    }
+    l->p[l->n++] = (report_picture){pa, ca, width, height, pose};
+    return 0;
+}
+
+void report_pictures_free(report_pictures *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->p[i].path);
+        free(l->p[i].camera);
+    }
+    free(l->p);
+    memset(l, 0, sizeof *l);
+}
+
+void report_pictures_move(report_pictures *to, report_pictures *from)
+{
+    report_pictures_free(to);
+    *to = *from;
+    memset(from, 0, sizeof *from);
+}
+
 static void lines_free(report_lines *l)
 {
     for (int i = 0; i < l->n; i++)
@@ -70,6 +106,54 @@ static cJSON *pose_json(const mission_report *r)
     return o;
 }
 
+/* A number, or null when negative (not measured). */
+static cJSON *ms_or_null(double v)
+{
+    return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+/* "frames": the camera's counts (SPEC §2 and §11, docs/cli.md). */
+static cJSON *frames_json(const vision_stats *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "received", (double)st->captured);
+    cJSON_AddNumberToObject(o, "dropped", (double)st->dropped);
+    cJSON_AddNumberToObject(o, "age_ms_mean", st->age_ms_mean);
+    cJSON_AddNumberToObject(o, "age_ms_max", st->age_ms_max);
+    cJSON_AddNumberToObject(o, "used", (double)st->used);
+    cJSON_AddNumberToObject(o, "detected", (double)st->processed);
+    cJSON_AddNumberToObject(o, "detect_fps", st->detect_fps);
+    cJSON_AddItemToObject(o, "first_frame_ms", ms_or_null(st->first_frame_ms));
+    if (st->feed) {
+        cJSON_AddItemToObject(o, "keyframe_to_frame_ms", ms_or_null(st->keyframe_frame_ms));
+        cJSON_AddNumberToObject(o, "datagrams", (double)st->datagrams);
+        cJSON_AddNumberToObject(o, "datagrams_dropped", (double)st->datagrams_dropped);
+        cJSON_AddNumberToObject(o, "datagrams_skipped", (double)st->datagrams_skipped);
+    }
+    return o;
+}
+
+/* "pictures": [{"path","camera","width","height","pose"}]. */
+static cJSON *pictures_json(const report_pictures *l)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < l->n; i++) {
+        const report_picture *p = &l->p[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", p->path);
+        cJSON_AddStringToObject(o, "camera", p->camera);
+        cJSON_AddNumberToObject(o, "width", p->width);
+        cJSON_AddNumberToObject(o, "height", p->height);
+        cJSON *pose = cJSON_AddObjectToObject(o, "pose");
+        cJSON_AddNumberToObject(pose, "x", p->pose.x);
+        cJSON_AddNumberToObject(pose, "y", p->pose.y);
+        cJSON_AddNumberToObject(pose, "z", p->pose.z);
+        cJSON_AddNumberToObject(pose, "yaw", p->pose.yaw);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 cJSON *mission_report_json(const mission_report *r)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -107,8 +191,8 @@ cJSON *mission_report_json(const mission_report *r)
         cJSON_AddItemToObject(doc, "candidates", cJSON_Duplicate(r->candidates, true));
     if (r->candidates_cost)
         cJSON_AddItemToObject(doc, "candidates_cost", cJSON_Duplicate(r->candidates_cost, true));
-    if (r->frames) cJSON_AddItemToObject(doc, "frames", cJSON_Duplicate(r->frames, true));
-    if (r->pictures) cJSON_AddItemToObject(doc, "pictures", cJSON_Duplicate(r->pictures, true));
+    if (r->has_frames) cJSON_AddItemToObject(doc, "frames", frames_json(&r->frames));
+    if (r->pictures.n > 0) cJSON_AddItemToObject(doc, "pictures", pictures_json(&r->pictures));
     if (r->mission_id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)r->mission_id);
     return doc;
 }
@@ -122,8 +206,7 @@ void mission_report_free(mission_report *r)
     lines_free(&r->plans);
     cJSON_Delete(r->candidates);
     cJSON_Delete(r->candidates_cost);
-    cJSON_Delete(r->frames);
-    cJSON_Delete(r->pictures);
+    report_pictures_free(&r->pictures);
     memset(r, 0, sizeof *r);
     r->first_action_ms = -1;
 }

@@ -5,16 +5,18 @@
  * `run --json` document; `aloft serve`'s end event takes its fields from
  * the same encoding).
  *
- * The plan's result is a MiniSpec value and the skill calls and violations
- * are the skills' typed records (skills/skill_journal.h), encoded here with the
- * skill log's encoders. Still JSON inside: the candidates (candidates.h)
- * and the camera's frames and pictures (world.h), which are made as JSON.
+ * The plan's result (a MiniSpec value) and the skill calls and violations
+ * are the skills' typed records (skills/skill_journal.h), turned into JSON
+ * only here, with the journal's encoders; so are the camera's counts and
+ * the pictures taken (world.h fills them). Still JSON inside: the candidates
+ * (candidates.h), which their round makes as JSON.
  */
 #ifndef ALOFT_MISSION_REPORT_H
 #define ALOFT_MISSION_REPORT_H
 
 #include "drone/drone.h"
 #include "skills/skill_journal.h"
+#include "vision/pipeline.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -30,6 +32,26 @@ typedef struct report_lines {
 /* Appends LEN bytes of TEXT; -1 when out of memory. */
 int report_lines_add(report_lines *l, const char *text, size_t len);
 
+/* A picture the mission took (take_picture): its file, the camera that
+ * took it, its size and where the drone was. */
+typedef struct report_picture {
+    char *path, *camera; /* owned */
+    int width, height;
+    drone_pose pose;
+} report_picture;
+
+typedef struct report_pictures {
+    report_picture *p;
+    int n, cap;
+} report_pictures;
+
+/* Appends a picture (PATH and CAMERA copied); -1 when out of memory. */
+int report_pictures_add(report_pictures *l, const char *path, const char *camera, int width,
+                        int height, drone_pose pose);
+/* Moves FROM's pictures into TO (TO's own are freed first). */
+void report_pictures_move(report_pictures *to, report_pictures *from);
+void report_pictures_free(report_pictures *l);
+
 typedef struct mission_report {
     bool ok;
     skill_value result; /* the last plan's result when ok (NIL: null); owned */
@@ -44,11 +66,13 @@ typedef struct mission_report {
     double first_action_ms; /* < 0: null (nothing acted) */
     double excursion_cm, exec_ms, total_ms;
     long long prompt_tokens, completion_tokens;
-    bool tokens_estimated;    /* "tokens_estimated": true, when set */
-    long long cached_tokens;  /* "cached_tokens", when > 0 */
-    cJSON *candidates;        /* "candidates", or NULL; owned */
-    cJSON *candidates_cost;   /* "candidates_cost", or NULL; owned */
-    cJSON *frames, *pictures; /* the camera's, or NULL; owned */
+    bool tokens_estimated;   /* "tokens_estimated": true, when set */
+    long long cached_tokens; /* "cached_tokens", when > 0 */
+    cJSON *candidates;       /* "candidates", or NULL; owned */
+    cJSON *candidates_cost;  /* "candidates_cost", or NULL; owned */
+    bool has_frames;         /* "frames" (the camera's counts), when it had pixels */
+    vision_stats frames;
+    report_pictures pictures; /* "pictures", when any was taken */
     int64_t mission_id;       /* "mission_id" when > 0 */
 } mission_report;
 

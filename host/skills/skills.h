@@ -7,8 +7,9 @@
  *   1. refuses to act on a poisoned or cancelled sandbox;
  *   2. checks the argument count and types against the registry, converting
  *      numbers to int where the skill takes int;
- *   3. records the call (skill, args, return value, time) and tells the
- *      event hook;
+ *   3. records the call (skill, args, return value, time) in its typed
+ *      journal (skill_journal.h; a call it cannot record does not run) and
+ *      tells the event hook;
  *   4. runs the low-level C function, or the high-level skill's Lua function.
  * Drone motions go through the constraint check inside the low-level skills;
  * there is no other way to reach a driver from Lua.
