@@ -4,6 +4,7 @@
 #include "jsonout.h"
 #include "mission/report.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,17 @@ static void check_text(const mission_report *r, const char *want)
 {
     char *got = text(r);
     CHECK(got && strcmp(got, want) == 0, "\n got  %s\n want %s", got ? got : "(null)", want);
+    free(got);
+}
+
+/* What R's document holds after its "tokens" (the optional fields) is WANT. */
+static void check_tail(const mission_report *r, const char *want)
+{
+    const char *tokens = "\"tokens\":{\"prompt\":0,\"completion\":0},";
+    char *got = text(r);
+    const char *at = got ? strstr(got, tokens) : NULL;
+    if (at) at += strlen(tokens);
+    CHECK(at && strcmp(at, want) == 0, "\n got  %s\n want %s", got ? got : "(null)", want);
     free(got);
 }
 
@@ -82,31 +94,66 @@ int main(void)
                               .first_frame_ms = -1};
     CHECK(report_pictures_add(&r.pictures, "pics/1.ppm", "tello:11111", 960, 720,
                               (drone_pose){.x = 1.5, .y = -2, .z = 100, .yaw = 90}) == 0);
-    const char *tail = "\"tokens\":{\"prompt\":0,\"completion\":0},";
-    char *got = text(&r);
-    const char *at = got ? strstr(got, tail) : NULL;
-    CHECK(at && strcmp(at + strlen(tail),
-                       "\"frames\":{\"received\":30,\"dropped\":2,\"age_ms_mean\":12.5,"
-                       "\"age_ms_max\":40,\"used\":5,\"detected\":28,\"detect_fps\":9.5,"
-                       "\"first_frame_ms\":null},\"pictures\":[{\"path\":\"pics/1.ppm\","
-                       "\"camera\":\"tello:11111\",\"width\":960,\"height\":720,"
-                       "\"pose\":{\"x\":1.5,\"y\":-2,\"z\":100,\"yaw\":90}}]}") == 0,
-          "%s", got ? got : "(null)");
-    free(got);
+    check_tail(&r, "\"frames\":{\"received\":30,\"dropped\":2,\"age_ms_mean\":12.5,"
+                   "\"age_ms_max\":40,\"used\":5,\"detected\":28,\"detect_fps\":9.5,"
+                   "\"first_frame_ms\":null},\"pictures\":[{\"path\":\"pics/1.ppm\","
+                   "\"camera\":\"tello:11111\",\"width\":960,\"height\":720,"
+                   "\"pose\":{\"x\":1.5,\"y\":-2,\"z\":100,\"yaw\":90}}]}");
     r.frames.feed = true;
     r.frames.first_frame_ms = 250;
     r.frames.keyframe_frame_ms = 80;
     r.frames.datagrams = 400, r.frames.datagrams_dropped = 3, r.frames.datagrams_skipped = 7;
     report_pictures_free(&r.pictures);
-    got = text(&r);
-    at = got ? strstr(got, tail) : NULL;
-    CHECK(at &&
-              strstr(at, "\"first_frame_ms\":250,\"keyframe_to_frame_ms\":80,"
-                         "\"datagrams\":400,\"datagrams_dropped\":3,"
-                         "\"datagrams_skipped\":7}}") &&
-              !strstr(at, "pictures"),
-          "%s", got ? got : "(null)");
-    free(got);
+    check_tail(&r, "\"frames\":{\"received\":30,\"dropped\":2,\"age_ms_mean\":12.5,"
+                   "\"age_ms_max\":40,\"used\":5,\"detected\":28,\"detect_fps\":9.5,"
+                   "\"first_frame_ms\":250,\"keyframe_to_frame_ms\":80,\"datagrams\":400,"
+                   "\"datagrams_dropped\":3,\"datagrams_skipped\":7}}");
+    /* The candidate plans (texts copied) and their cost, after the tokens;
+     * a verification that could not count its failures says null. */
+    mission_report_free(&r);
+    mission_report_init(&r, NULL, 0);
+    char plan[] = "tc(90)", why[] = "1:1: unknown skill";
+    report_candidate c = {.round = 1,
+                          .index = 0,
+                          .kind = "plan",
+                          .plan = plan,
+                          .diagnostics = why,
+                          .verify_failed = -1,
+                          .tokens = 12,
+                          .tokens_estimated = true};
+    CHECK(report_candidates_add(&r.candidates, &c) == 0);
+    plan[0] = 'X'; /* the report keeps its own copy */
+    c = (report_candidate){.round = 1,
+                           .index = 1,
+                           .kind = "plan",
+                           .plan = "mf(50)",
+                           .accepted = true,
+                           .verify_failed = INT_MAX,
+                           .refused = true,
+                           .tokens = 9,
+                           .chosen = true};
+    CHECK(report_candidates_add(&r.candidates, &c) == 0);
+    r.has_candidates = true;
+    r.candidates_cost = (report_candidates_cost){.k = 2,
+                                                 .mode = "n",
+                                                 .rounds = 1,
+                                                 .requests = 1,
+                                                 .received = 2,
+                                                 .prompt_tokens = 100,
+                                                 .completion_tokens = 21,
+                                                 .unflown_completion_tokens = 12,
+                                                 .llm_ms = 5.5,
+                                                 .judge_ms = 1};
+    check_tail(&r, "\"candidates\":[{\"round\":1,\"index\":0,\"kind\":\"plan\","
+                   "\"plan\":\"tc(90)\",\"accepted\":false,"
+                   "\"diagnostics\":\"1:1: unknown skill\",\"verify\":null,\"tokens\":12,"
+                   "\"tokens_estimated\":true,\"chosen\":false},{\"round\":1,\"index\":1,"
+                   "\"kind\":\"plan\",\"plan\":\"mf(50)\",\"accepted\":true,"
+                   "\"diagnostics\":null,\"verify\":{\"passed\":false,\"failed\":null},"
+                   "\"tokens\":9,\"chosen\":true}],\"candidates_cost\":{\"k\":2,"
+                   "\"mode\":\"n\",\"rounds\":1,\"requests\":1,\"received\":2,"
+                   "\"prompt_tokens\":100,\"completion_tokens\":21,"
+                   "\"unflown_completion_tokens\":12,\"llm_ms\":5.5,\"judge_ms\":1}}");
     /* An error replaces the last one; "ok" false with it. */
     r.ok = false;
     mission_report_error(&r, "first");

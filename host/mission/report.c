@@ -3,18 +3,27 @@
 
 #include "drone/heading.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for one more item in *ITEMS (N used of *CAP, each SIZE bytes): the
+ * lists of the report grow by doubling. 0, or -1 when out of memory. */
+static int room(void **items, int n, int *cap, size_t size)
+{
+    if (n < *cap) return 0;
+    if (*cap > INT_MAX / 2) return -1;
+    int c = *cap ? 2 * *cap : 8;
+    void *p = realloc(*items, (size_t)c * size);
+    if (!p) return -1;
+    *items = p, *cap = c;
+    return 0;
+}
+
 int report_lines_add(report_lines *l, const char *text, size_t len)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 8;
-        char **s = realloc(l->s, (size_t)cap * sizeof *s);
-        if (!s) return -1;
-        l->s = s, l->cap = cap;
-    }
+    if (room((void **)&l->s, l->n, &l->cap, sizeof *l->s)) return -1;
     char *copy = strndup(text, len);
     if (!copy) return -1;
     l->s[l->n++] = copy;
@@ -24,12 +33,7 @@ int report_lines_add(report_lines *l, const char *text, size_t len)
 int report_pictures_add(report_pictures *l, const char *path, const char *camera, int width,
                         int height, drone_pose pose)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 8;
-        report_picture *p = realloc(l->p, (size_t)cap * sizeof *p);
-        if (!p) return -1;
-        l->p = p, l->cap = cap;
-    }
+    if (room((void **)&l->p, l->n, &l->cap, sizeof *l->p)) return -1;
     char *pa = strdup(path), *ca = strdup(camera);
     if (!pa || !ca) {
         free(pa);
@@ -53,6 +57,38 @@ void report_pictures_free(report_pictures *l)
 void report_pictures_move(report_pictures *to, report_pictures *from)
 {
     report_pictures_free(to);
+    *to = *from;
+    memset(from, 0, sizeof *from);
+}
+
+int report_candidates_add(report_candidates *l, const report_candidate *c)
+{
+    if (room((void **)&l->c, l->n, &l->cap, sizeof *l->c)) return -1;
+    report_candidate copy = *c;
+    copy.plan = strdup(c->plan ? c->plan : "");
+    copy.diagnostics = c->diagnostics ? strdup(c->diagnostics) : NULL;
+    if (!copy.plan || (c->diagnostics && !copy.diagnostics)) {
+        free(copy.plan);
+        free(copy.diagnostics);
+        return -1;
+    }
+    l->c[l->n++] = copy;
+    return 0;
+}
+
+void report_candidates_free(report_candidates *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->c[i].plan);
+        free(l->c[i].diagnostics);
+    }
+    free(l->c);
+    memset(l, 0, sizeof *l);
+}
+
+void report_candidates_move(report_candidates *to, report_candidates *from)
+{
+    report_candidates_free(to);
     *to = *from;
     memset(from, 0, sizeof *from);
 }
@@ -154,6 +190,59 @@ static cJSON *pictures_json(const report_pictures *l)
     return a;
 }
 
+static cJSON *candidate_json(const report_candidate *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "round", c->round);
+    cJSON_AddNumberToObject(o, "index", c->index);
+    cJSON_AddStringToObject(o, "kind", c->kind ? c->kind : "");
+    cJSON_AddStringToObject(o, "plan", c->plan ? c->plan : "");
+    cJSON_AddBoolToObject(o, "accepted", c->accepted);
+    if (c->diagnostics)
+        cJSON_AddStringToObject(o, "diagnostics", c->diagnostics);
+    else
+        cJSON_AddNullToObject(o, "diagnostics");
+    if (c->verify_failed < 0)
+        cJSON_AddNullToObject(o, "verify");
+    else {
+        cJSON *v = cJSON_AddObjectToObject(o, "verify");
+        cJSON_AddBoolToObject(v, "passed", !c->refused);
+        if (c->verify_failed == INT_MAX)
+            cJSON_AddNullToObject(v, "failed");
+        else
+            cJSON_AddNumberToObject(v, "failed", c->verify_failed);
+    }
+    cJSON_AddNumberToObject(o, "tokens", (double)c->tokens);
+    if (c->tokens_estimated) cJSON_AddTrueToObject(o, "tokens_estimated");
+    cJSON_AddBoolToObject(o, "chosen", c->chosen);
+    return o;
+}
+
+static cJSON *candidates_json(const report_candidates *l)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < l->n; i++)
+        cJSON_AddItemToArray(a, candidate_json(&l->c[i]));
+    return a;
+}
+
+static cJSON *cost_json(const report_candidates_cost *cs)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "k", cs->k);
+    cJSON_AddStringToObject(c, "mode", cs->mode ? cs->mode : "");
+    cJSON_AddNumberToObject(c, "rounds", cs->rounds);
+    cJSON_AddNumberToObject(c, "requests", cs->requests);
+    cJSON_AddNumberToObject(c, "received", cs->received);
+    cJSON_AddNumberToObject(c, "prompt_tokens", (double)cs->prompt_tokens);
+    cJSON_AddNumberToObject(c, "completion_tokens", (double)cs->completion_tokens);
+    cJSON_AddNumberToObject(c, "unflown_completion_tokens", (double)cs->unflown_completion_tokens);
+    if (cs->tokens_estimated) cJSON_AddTrueToObject(c, "tokens_estimated");
+    cJSON_AddNumberToObject(c, "llm_ms", cs->llm_ms);
+    cJSON_AddNumberToObject(c, "judge_ms", cs->judge_ms);
+    return c;
+}
+
 cJSON *mission_report_json(const mission_report *r)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -187,10 +276,10 @@ cJSON *mission_report_json(const mission_report *r)
     if (r->tokens_estimated) cJSON_AddTrueToObject(doc, "tokens_estimated");
     if (r->cached_tokens > 0)
         cJSON_AddNumberToObject(doc, "cached_tokens", (double)r->cached_tokens);
-    if (r->candidates)
-        cJSON_AddItemToObject(doc, "candidates", cJSON_Duplicate(r->candidates, true));
-    if (r->candidates_cost)
-        cJSON_AddItemToObject(doc, "candidates_cost", cJSON_Duplicate(r->candidates_cost, true));
+    if (r->has_candidates) {
+        cJSON_AddItemToObject(doc, "candidates", candidates_json(&r->candidates));
+        cJSON_AddItemToObject(doc, "candidates_cost", cost_json(&r->candidates_cost));
+    }
     if (r->has_frames) cJSON_AddItemToObject(doc, "frames", frames_json(&r->frames));
     if (r->pictures.n > 0) cJSON_AddItemToObject(doc, "pictures", pictures_json(&r->pictures));
     if (r->mission_id > 0) cJSON_AddNumberToObject(doc, "mission_id", (double)r->mission_id);
@@ -204,8 +293,7 @@ void mission_report_free(mission_report *r)
     lines_free(&r->logs);
     skill_journal_free(&r->journal);
     lines_free(&r->plans);
-    cJSON_Delete(r->candidates);
-    cJSON_Delete(r->candidates_cost);
+    report_candidates_free(&r->candidates);
     report_pictures_free(&r->pictures);
     memset(r, 0, sizeof *r);
     r->first_action_ms = -1;

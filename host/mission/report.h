@@ -8,8 +8,8 @@
  * The plan's result (a MiniSpec value) and the skill calls and violations
  * are the skills' typed records (skills/skill_journal.h), turned into JSON
  * only here, with the journal's encoders; so are the camera's counts and
- * the pictures taken (world.h fills them). Still JSON inside: the candidates
- * (candidates.h), which their round makes as JSON.
+ * the pictures taken (world.h fills them) and the candidate plans with
+ * their cost (candidates.h fills them). No value stays JSON inside.
  */
 #ifndef ALOFT_MISSION_REPORT_H
 #define ALOFT_MISSION_REPORT_H
@@ -52,6 +52,40 @@ int report_pictures_add(report_pictures *l, const char *path, const char *camera
 void report_pictures_move(report_pictures *to, report_pictures *from);
 void report_pictures_free(report_pictures *l);
 
+/* A candidate plan as judged (`run --candidates`, candidates.h). */
+typedef struct report_candidate {
+    int round, index;
+    const char *kind;  /* the request it answered (a static name) */
+    char *plan;        /* the cleaned plan; owned */
+    char *diagnostics; /* why it was not flown, or NULL (null); owned */
+    bool accepted;
+    int verify_failed; /* worlds failed; -1: not verified, INT_MAX: unknown */
+    bool refused;      /* by the verification */
+    long tokens;
+    bool tokens_estimated, chosen;
+} report_candidate;
+
+typedef struct report_candidates {
+    report_candidate *c;
+    int n, cap;
+} report_candidates;
+
+/* Appends a copy of C (its texts copied); -1 when out of memory. */
+int report_candidates_add(report_candidates *l, const report_candidate *c);
+/* Moves FROM's candidates into TO (TO's own are freed first). */
+void report_candidates_move(report_candidates *to, report_candidates *from);
+void report_candidates_free(report_candidates *l);
+
+/* What the candidate rounds cost ("candidates_cost"). */
+typedef struct report_candidates_cost {
+    int k;
+    const char *mode; /* a static name */
+    int rounds, requests, received;
+    long prompt_tokens, completion_tokens, unflown_completion_tokens;
+    bool tokens_estimated;
+    double llm_ms, judge_ms;
+} report_candidates_cost;
+
 typedef struct mission_report {
     bool ok;
     skill_value result; /* the last plan's result when ok (NIL: null); owned */
@@ -68,9 +102,10 @@ typedef struct mission_report {
     long long prompt_tokens, completion_tokens;
     bool tokens_estimated;   /* "tokens_estimated": true, when set */
     long long cached_tokens; /* "cached_tokens", when > 0 */
-    cJSON *candidates;       /* "candidates", or NULL; owned */
-    cJSON *candidates_cost;  /* "candidates_cost", or NULL; owned */
-    bool has_frames;         /* "frames" (the camera's counts), when it had pixels */
+    bool has_candidates;     /* "candidates" and "candidates_cost" (run --candidates) */
+    report_candidates candidates;
+    report_candidates_cost candidates_cost;
+    bool has_frames; /* "frames" (the camera's counts), when it had pixels */
     vision_stats frames;
     report_pictures pictures; /* "pictures", when any was taken */
     int64_t mission_id;       /* "mission_id" when > 0 */
