@@ -138,20 +138,6 @@ static void output_lines(const sandbox *sb, report_lines *l)
     if (sandbox_output_truncated(sb)) report_lines_add(l, "[output truncated]", 18);
 }
 
-cJSON *runner_report_new(const char *plan, size_t len)
-{
-    mission_report r;
-    mission_report_init(&r, plan, len);
-    cJSON *doc = mission_report_json(&r);
-    mission_report_free(&r);
-    return doc;
-}
-
-void runner_report_set(cJSON *doc, const char *key, cJSON *value)
-{
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, key, value);
-}
-
 /* Checks the plan; on failure puts the diagnostics into the report. */
 static bool check(const runner_opts *o, mission_report *rep)
 {
@@ -359,26 +345,6 @@ void runner_session_report(runner_session *s, mission_report *rep, bool ok)
     skills_release(ctx);
     sandbox_free(s->sb);
     free(s);
-}
-
-void runner_session_close(runner_session *s, cJSON *doc, bool ok)
-{
-    mission_report rep;
-    mission_report_init(&rep, NULL, 0);
-    runner_session_report(s, &rep, ok);
-    cJSON *filled = mission_report_json(&rep);
-    /* The fields the session fills, as runner_session_report has them. */
-    static const char *const keys[] = {"ok",           "result",  "logs",       "pose",
-                                       "excursion_cm", "calls",   "violations", "first_action_ms",
-                                       "exec_ms",      "total_ms"};
-    for (size_t i = 0; filled && i < sizeof keys / sizeof *keys; i++) {
-        if (!ok && i < 2) continue;
-        if (i == 7 && rep.first_action_ms < 0) continue;
-        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(filled, keys[i]);
-        if (v) runner_report_set(doc, keys[i], v);
-    }
-    cJSON_Delete(filled);
-    mission_report_free(&rep);
 }
 
 /* ---- one plan --------------------------------------------------------------- */

@@ -391,9 +391,11 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
             double ex = constraints_excursion_cm(r.w.drone);
             cJSON_AddNumberToObject(e, "excursion_cm", round(ex * 10) / 10);
         }
-        cJSON *doc = runner_report_new(NULL, 0);
-        runner_session_close(s, doc, out.status == RUNNER_OK);
-        cJSON_Delete(doc);
+        /* The world's report is not kept: its calls are in E already. */
+        mission_report rep;
+        mission_report_init(&rep, NULL, 0);
+        runner_session_report(s, &rep, out.status == RUNNER_OK);
+        mission_report_free(&rep);
     }
     mission_world_close(&r.w, false);
     cJSON_AddStringToObject(e, "kind", verify_kind_name(k));
