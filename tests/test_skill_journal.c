@@ -12,6 +12,7 @@
 #include "skills/skills.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,29 @@ static void test_records(void)
     CHECK(to.ncalls == 0 && to.calls == NULL);
 }
 
+/* A journal that cannot grow (here: at the largest capacity an int can
+ * double to, as when memory ran out) refuses the record with -1, frees
+ * the arguments it was given (the ASan build would see a leak) and keeps
+ * what it had. */
+static void test_full(void)
+{
+    skill_journal j = {0};
+    CHECK(skill_journal_add_call(&j, "log", NULL, 0, 1) == 0);
+    CHECK(skill_journal_add_violation(&j, "move_up", "above max_z", NULL) == 0);
+    int calls = j.ncalls, cap = j.calls_cap, nv = j.nviolations, vcap = j.violations_cap;
+    j.ncalls = j.calls_cap = INT_MAX / 2 + 1;
+    j.nviolations = j.violations_cap = INT_MAX / 2 + 1;
+    skill_value *args = calloc(1, sizeof *args);
+    CHECK(args && skill_value_set_str(&args[0], SKILL_VALUE_STR, "lost") == 0);
+    CHECK(skill_journal_add_call(&j, "log", args, 1, 2) == -1);
+    CHECK(skill_journal_add_violation(&j, "move_up", "again", NULL) == -1);
+    CHECK(j.ncalls == INT_MAX / 2 + 1 && j.nviolations == INT_MAX / 2 + 1);
+    j.ncalls = calls, j.calls_cap = cap, j.nviolations = nv, j.violations_cap = vcap;
+    check_arrays(&j, "[{\"skill\":\"log\",\"args\":[],\"ret\":null,\"t_ms\":1}]",
+                 "[{\"skill\":\"move_up\",\"reason\":\"above max_z\"}]");
+    skill_journal_free(&j);
+}
+
 /* ---- through the dispatch: what Lua hands a skill ------------------------------ */
 
 static int echo(struct skill_ctx *ctx, lua_State *L)
@@ -237,6 +261,7 @@ int main(void)
 {
     test_value_kinds();
     test_records();
+    test_full();
     test_dispatch();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
