@@ -147,7 +147,7 @@ static void test_motion_skills(void)
     /* 100+50+20+30+40+10 cm at 100 cm/s, 225 degrees at 90/s, 2.5 s delay */
     CHECK(fabs(mission_world_sim_s(&m.world) - (2.5 + 2.5 + 2.5)) < 1e-6);
     CHECK(result_is(&m, "return move_forward(-5)", "false"));
-    CHECK(cJSON_GetArraySize(m.ctx.violations) == 1);
+    CHECK(m.ctx.journal.nviolations == 1);
     mission_close(&m);
 }
 
@@ -237,12 +237,11 @@ static void test_refusals_are_violations(void)
     CHECK(fabs(mission_world_pose(&m.world).z - 200) < 1e-6);
     CHECK(result_is(&m, "return move_down(500)", "true")); /* clamped to 40 */
     CHECK(fabs(mission_world_pose(&m.world).z - 40) < 1e-6);
-    CHECK(cJSON_GetArraySize(m.ctx.violations) == 2);
-    cJSON *v0 = cJSON_GetArrayItem(m.ctx.violations, 0),
-          *v1 = cJSON_GetArrayItem(m.ctx.violations, 1);
-    CHECK(strcmp(cJSON_GetObjectItem(v0, "skill")->valuestring, "move_forward") == 0);
-    CHECK(strstr(cJSON_GetObjectItem(v0, "reason")->valuestring, "geofence") != NULL);
-    CHECK(strstr(cJSON_GetObjectItem(v1, "reason")->valuestring, "wall_1") != NULL);
+    CHECK(m.ctx.journal.nviolations == 2);
+    const skill_violation *v0 = &m.ctx.journal.violations[0], *v1 = &m.ctx.journal.violations[1];
+    CHECK(strcmp(v0->skill, "move_forward") == 0);
+    CHECK(strstr(v0->reason, "geofence") != NULL);
+    CHECK(strstr(v1->reason, "wall_1") != NULL);
     drone_pose p = mission_world_pose(&m.world);
     CHECK(p.x == 0 && p.y == 0);
     mission_close(&m);

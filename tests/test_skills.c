@@ -158,15 +158,13 @@ static void test_user_skills_load_and_broken_ones_are_reported(void)
     sandbox_status st = sandbox_run(sb, script, strlen(script), "=t", err, sizeof err);
     if (st != SANDBOX_OK) fprintf(stderr, "  script: %s\n", err);
     CHECK(st == SANDBOX_OK);
-    CHECK(cJSON_GetArraySize(ctx.calls) == 9);
+    CHECK(ctx.journal.ncalls == 9);
     const char *order[] = {"turn_around", "log", "log",        "log", "turn_around",
                            "log",         "log", "look_twice", "log"};
-    for (int i = 0; i < 9 && i < cJSON_GetArraySize(ctx.calls); i++) {
-        cJSON *call = cJSON_GetArrayItem(ctx.calls, i);
-        CHECK(strcmp(cJSON_GetObjectItem(call, "skill")->valuestring, order[i]) == 0);
-    }
-    cJSON *first = cJSON_GetArrayItem(ctx.calls, 0);
-    CHECK(cJSON_GetObjectItem(first, "ret")->valuedouble == 3);
+    for (int i = 0; i < 9 && i < ctx.journal.ncalls; i++)
+        CHECK(strcmp(ctx.journal.calls[i].skill, order[i]) == 0);
+    const skill_value *first = &ctx.journal.calls[0].ret;
+    CHECK(first->kind == SKILL_VALUE_INT && first->i == 3);
     size_t len;
     const char *out = sandbox_output(sb, &len);
     CHECK(strcmp(out, "turn 1\nturn 2\nturn 3\nturn 1\nturn 2\nlooking for apple\n") == 0);
@@ -233,11 +231,11 @@ static void test_skill_calls_refused_after_a_limit(void)
     CHECK(skills_bind(&ctx, err, sizeof err) == 0);
     const char script[] = "pcall(function() while true do end end)\nlog('after the limit')";
     CHECK(sandbox_run(sb, script, strlen(script), "=t", err, sizeof err) == SANDBOX_INSTRUCTIONS);
-    CHECK(cJSON_GetArraySize(ctx.calls) == 0);
+    CHECK(ctx.journal.ncalls == 0);
     CHECK(!sandbox_alive(sb));
     /* the state stays poisoned for every later chunk */
     CHECK(sandbox_run(sb, "log('x')", 8, "=t2", err, sizeof err) == SANDBOX_INSTRUCTIONS);
-    CHECK(cJSON_GetArraySize(ctx.calls) == 0);
+    CHECK(ctx.journal.ncalls == 0);
     skills_release(&ctx);
     sandbox_free(sb);
     registry_free(reg);

@@ -78,19 +78,18 @@ static void *fly(void *ud)
              CALLS, r->index, r->index, r->index + 1, r->index, r->index, CALLS / 4);
     r->st =
         vm_run_script(runner_session_vm(s), code, strlen(code), "=shared", r->err, sizeof r->err);
-    cJSON *doc = runner_report_new(NULL, 0);
-    runner_session_close(s, doc, r->st == SANDBOX_OK);
+    mission_report rep;
+    mission_report_init(&rep, NULL, 0);
+    runner_session_report(s, &rep, r->st == SANDBOX_OK);
     char mine[16];
     snprintf(mine, sizeof mine, "m%d", r->index);
-    const cJSON *l;
-    cJSON_ArrayForEach(l, cJSON_GetObjectItem(doc, "logs"))
-    {
-        if (cJSON_IsString(l) && strcmp(l->valuestring, mine) == 0)
+    for (int i = 0; i < rep.logs.n; i++) {
+        if (strcmp(rep.logs.s[i], mine) == 0)
             r->logs++;
         else
             r->foreign++;
     }
-    cJSON_Delete(doc);
+    mission_report_free(&rep);
     mission_world_close(&w, false);
     return NULL;
 }

@@ -159,8 +159,7 @@ int cmd_lua(int argc, char **argv)
         else
             cJSON_AddStringToObject(doc, "limit", sandbox_status_name(st));
         cJSON_AddItemToObject(doc, "logs", output_lines(sb));
-        cJSON_AddItemToObject(doc, "calls", ctx.calls);
-        ctx.calls = NULL;
+        cJSON_AddItemToObject(doc, "calls", skill_journal_calls_json(&ctx.journal));
         cJSON_AddNumberToObject(doc, "instructions", (double)use.instructions);
         cJSON_AddNumberToObject(doc, "memory_peak", (double)use.memory_peak);
         if (cli_print_json(doc) != CLI_OK) status = CLI_FAIL;

@@ -39,13 +39,11 @@ void candidates_init(candidates *cs, int k)
     cs->k = k < 1 ? 1 : k > MISSION_CANDIDATES_MAX ? MISSION_CANDIDATES_MAX : k;
     /* One at a time needs no `n`. */
     if (cs->k == 1) cs->mode = CANDIDATES_SEPARATE;
-    cs->json = cJSON_CreateArray();
 }
 
 void candidates_free(candidates *cs)
 {
-    cJSON_Delete(cs->json);
-    cs->json = NULL;
+    report_candidates_free(&cs->list);
 }
 
 static void say(const candidates_ops *ops, const char *fmt, ...)
@@ -263,32 +261,22 @@ static int best(const judged *j, int n)
     return b;
 }
 
-static cJSON *candidate_json(const mission_candidate *c)
+/* C as the report keeps it. A candidate the report has no room for (out of
+ * memory) is left out of it; the round goes on. */
+static void keep(candidates *cs, const mission_candidate *c)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "round", c->round);
-    cJSON_AddNumberToObject(o, "index", c->index);
-    cJSON_AddStringToObject(o, "kind", mission_llm_kind_name(c->kind));
-    cJSON_AddStringToObject(o, "plan", c->plan);
-    cJSON_AddBoolToObject(o, "accepted", c->accepted);
-    if (c->diagnostics)
-        cJSON_AddStringToObject(o, "diagnostics", c->diagnostics);
-    else
-        cJSON_AddNullToObject(o, "diagnostics");
-    if (c->verify_failed < 0)
-        cJSON_AddNullToObject(o, "verify");
-    else {
-        cJSON *v = cJSON_AddObjectToObject(o, "verify");
-        cJSON_AddBoolToObject(v, "passed", !c->refused);
-        if (c->verify_failed == INT_MAX)
-            cJSON_AddNullToObject(v, "failed");
-        else
-            cJSON_AddNumberToObject(v, "failed", c->verify_failed);
-    }
-    cJSON_AddNumberToObject(o, "tokens", (double)c->tokens);
-    if (c->tokens_estimated) cJSON_AddTrueToObject(o, "tokens_estimated");
-    cJSON_AddBoolToObject(o, "chosen", c->chosen);
-    return o;
+    report_candidate r = {.round = c->round,
+                          .index = c->index,
+                          .kind = mission_llm_kind_name(c->kind),
+                          .plan = (char *)c->plan,
+                          .diagnostics = (char *)c->diagnostics,
+                          .accepted = c->accepted,
+                          .verify_failed = c->verify_failed,
+                          .refused = c->refused,
+                          .tokens = c->tokens,
+                          .tokens_estimated = c->tokens_estimated,
+                          .chosen = c->chosen};
+    report_candidates_add(&cs->list, &r);
 }
 
 int candidates_round(candidates *cs, const candidates_ops *ops, mission_llm_kind kind,
@@ -314,7 +302,7 @@ int candidates_round(candidates *cs, const candidates_ops *ops, mission_llm_kind
         accepted += j[i].c.accepted;
         if (!j[i].c.chosen) cs->unflown_tokens += j[i].c.tokens;
         if (ops->obs.candidate) ops->obs.candidate(ops->obs.ud, &j[i].c);
-        cJSON_AddItemToArray(cs->json, candidate_json(&j[i].c));
+        keep(cs, &j[i].c);
     }
     if (flies)
         say(ops, "candidates: %d came, %d accepted; flying #%d (%ld tokens)\n", n, accepted, b,
@@ -347,21 +335,19 @@ int candidates_round(candidates *cs, const candidates_ops *ops, mission_llm_kind
 
 void candidates_report(candidates *cs, mission_report *rep)
 {
-    cJSON_Delete(rep->candidates);
-    rep->candidates = cs->json;
-    cs->json = NULL;
-    cJSON *c = cJSON_CreateObject();
-    cJSON_Delete(rep->candidates_cost);
-    rep->candidates_cost = c;
-    cJSON_AddNumberToObject(c, "k", cs->k);
-    cJSON_AddStringToObject(c, "mode", candidates_mode_name(cs->mode));
-    cJSON_AddNumberToObject(c, "rounds", cs->rounds);
-    cJSON_AddNumberToObject(c, "requests", cs->requests);
-    cJSON_AddNumberToObject(c, "received", cs->received);
-    cJSON_AddNumberToObject(c, "prompt_tokens", (double)cs->prompt_tokens);
-    cJSON_AddNumberToObject(c, "completion_tokens", (double)cs->completion_tokens);
-    cJSON_AddNumberToObject(c, "unflown_completion_tokens", (double)cs->unflown_tokens);
-    if (cs->tokens_estimated) cJSON_AddTrueToObject(c, "tokens_estimated");
-    cJSON_AddNumberToObject(c, "llm_ms", cs->llm_ms);
-    cJSON_AddNumberToObject(c, "judge_ms", cs->judge_ms);
+    rep->has_candidates = true;
+    report_candidates_move(&rep->candidates, &cs->list);
+    rep->candidates_cost = (report_candidates_cost){
+        .k = cs->k,
+        .mode = candidates_mode_name(cs->mode),
+        .rounds = cs->rounds,
+        .requests = cs->requests,
+        .received = cs->received,
+        .prompt_tokens = cs->prompt_tokens,
+        .completion_tokens = cs->completion_tokens,
+        .unflown_completion_tokens = cs->unflown_tokens,
+        .tokens_estimated = cs->tokens_estimated,
+        .llm_ms = cs->llm_ms,
+        .judge_ms = cs->judge_ms,
+    };
 }

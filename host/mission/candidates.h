@@ -60,7 +60,7 @@ typedef struct candidates {
     long prompt_tokens, completion_tokens, unflown_tokens;
     bool tokens_estimated;
     double llm_ms, judge_ms;
-    cJSON *json; /* the "candidates" array */
+    report_candidates list; /* every candidate judged, for "candidates" */
 } candidates;
 
 /* Starts the state of a mission asking K (1..MISSION_CANDIDATES_MAX). */

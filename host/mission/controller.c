@@ -305,7 +305,7 @@ static int drain(mission *m)
         }
         if (m->st != SANDBOX_OK)
             m->stop = STOP_EXEC;
-        else if (cJSON_GetArraySize(m->ctx->violations) > m->violations0)
+        else if (m->ctx->journal.nviolations > m->violations0)
             m->stop = STOP_REFUSED;
         else if (runner_session_finished(m->s))
             m->stop = STOP_END;
@@ -441,7 +441,7 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
     m->stop = STOP_NONE;
     m->st = SANDBOX_OK;
     m->err[0] = '\0';
-    m->violations0 = cJSON_GetArraySize(m->ctx->violations);
+    m->violations0 = m->ctx->journal.nviolations;
     m->index = m->rep->plans.n;
     m->ps = ms_stream_new(m->o->run.reg, &mo);
     if (!m->ps || runner_session_begin(m->s)) {
@@ -528,17 +528,12 @@ static plan_end run_plan(mission *m, mission_llm_kind kind, const prompt_msgs *p
     } else {
         runner_session_end(m->s, m->st, m->err, &out);
         if (out.status == RUNNER_OK && m->stop == STOP_REFUSED) {
-            const cJSON *v = cJSON_GetArrayItem(m->ctx->violations, m->violations0);
-            const cJSON *sk = cJSON_GetObjectItemCaseSensitive(v, "skill");
-            const cJSON *re = cJSON_GetObjectItemCaseSensitive(v, "reason");
-            bool watch = cJSON_IsString(sk) && strcmp(sk->valuestring, "monitor") == 0;
+            const skill_violation *v = &m->ctx->journal.violations[m->violations0];
+            bool watch = strcmp(v->skill, "monitor") == 0;
             snprintf(out.reason, sizeof out.reason,
                      watch ? "the watch on the measured state stopped the plan%s: %s"
                            : "the constraint check refused %s: %s",
-                     watch                ? ""
-                     : cJSON_IsString(sk) ? sk->valuestring
-                                          : "a motion",
-                     cJSON_IsString(re) ? re->valuestring : "");
+                     watch ? "" : v->skill, v->reason);
             out.status = RUNNER_REPLAN;
         }
         /* The watch landed the drone (runner_session_end): no new plan. */

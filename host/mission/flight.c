@@ -403,11 +403,10 @@ static int land_or_fail(flight *fl, char *err, size_t errlen)
 static void close_record(flight *fl, flight_outcome *out, bool flown)
 {
     char err[600];
-    cJSON *none = flown && !out->report.result ? cJSON_CreateNull() : NULL;
-    const cJSON *result = flown ? (out->report.result ? out->report.result : none) : NULL;
+    cJSON *result = flown ? skill_value_json(&out->report.result) : NULL; /* the store's edge */
     int rc = mission_record_close(fl->rec, out->status, out->error[0] ? out->error : NULL, result,
                                   err, sizeof err);
-    cJSON_Delete(none);
+    cJSON_Delete(result);
     if (rc) {
         out->recorded = false;
         snprintf(out->record_error, sizeof out->record_error,
@@ -573,8 +572,8 @@ static int fly_in_world(flight *fl, flight_outcome *out)
         flew = fly_task(fl, &out->run, &out->report, err, sizeof err);
     mission_watch_stop(mw);
     if (flew) return abandon(fl, out, err);
-    out->report.frames = mission_world_frames_json(&fl->world);
-    out->report.pictures = mission_world_pictures_json(&fl->world);
+    out->report.has_frames = mission_world_frames(&fl->world, &out->report.frames);
+    mission_world_take_pictures_log(&fl->world, &out->report.pictures);
     out->flown = true;
     finish(fl, out);
     return 0;

@@ -37,10 +37,9 @@ static void on_skill(void *ud, struct mission_world *w, const skill_event *ev)
     if (ev->kind == SKILL_EVENT_VIOLATION || (ev->kind == SKILL_EVENT_CALL && !high)) return;
     double t = w->sim ? mission_world_sim_s(w) : (clock_now_ms() - p->t0_ms) / 1000;
     fprintf(f, "[%7.2fs] %*s%s(", t, 2 * ev->depth, "", ev->skill->name);
-    int i = 0;
-    for (const cJSON *a = ev->args ? ev->args->child : NULL; a; a = a->next, i++) {
+    for (int i = 0; i < ev->nargs; i++) {
         if (i) fputs(", ", f);
-        runner_print_value(f, a);
+        runner_print_value(f, &ev->args[i]);
     }
     if (ev->kind == SKILL_EVENT_CALL) {
         fputs(") ...\n", f);

@@ -157,16 +157,19 @@ static open_call *slot(mission_record *r, int depth)
     return &r->open[depth];
 }
 
-static char *json_text(const cJSON *v, const char *none)
+/* The store keeps values as JSON text, encoded as `run --json` does. */
+static char *json_text(cJSON *v)
 {
-    return v ? cJSON_PrintUnformatted(v) : strdup(none);
+    char *text = v ? cJSON_PrintUnformatted(v) : NULL;
+    cJSON_Delete(v);
+    return text;
 }
 
 static void call_begin(mission_record *r, skill_ctx *ctx, const skill_event *ev, double t)
 {
     char err[512];
     open_call *c = slot(r, ev->depth);
-    char *args = json_text(ev->args, "[]");
+    char *args = json_text(skill_values_json(ev->args, ev->nargs));
     if (!c || !args) {
         free(args);
         fail(r, ctx, "out of memory");
@@ -188,7 +191,7 @@ static void call_end(mission_record *r, skill_ctx *ctx, const skill_event *ev, d
     char err[512];
     open_call *c = ev->depth < r->nopen ? slot(r, ev->depth) : NULL;
     if (!c || c->id <= 0) return;
-    char *ret = json_text(ev->ret, "null");
+    char *ret = ev->ret ? json_text(skill_value_json(ev->ret)) : strdup("null");
     store_call_result res = {.ret_json = ret, .sim_ms = -1, .wall_ms = t - c->t_ms};
     if (r->world) {
         drone_pose p = mission_world_pose(r->world);

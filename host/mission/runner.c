@@ -49,9 +49,9 @@ struct runner_session {
     const runner_opts *o;
     sandbox *sb;
     skill_ctx ctx;
-    vm *vm;        /* the mission's VM: a worker process, or in this process */
-    bool begun;    /* a plan was begun */
-    cJSON *result; /* the last plan's result, when it ran to its end */
+    vm *vm;             /* the mission's VM: a worker process, or in this process */
+    bool begun;         /* a plan was begun */
+    skill_value result; /* the last plan's result, when it ran to its end */
     double t0, exec_ms;
     int plans; /* plans begun: the current one's number in the mission */
     /* Statements wait here until we know they ran: the first skill call
@@ -99,18 +99,17 @@ static void pending_flush(runner_session *rs, bool ran)
     rs->npending = 0;
 }
 
-void runner_print_value(FILE *f, const cJSON *v)
+void runner_print_value(FILE *f, const skill_value *v)
 {
-    if (!v || cJSON_IsNull(v))
-        fputs("None", f);
-    else if (cJSON_IsBool(v))
-        fputs(cJSON_IsTrue(v) ? "True" : "False", f);
-    else if (cJSON_IsNumber(v))
-        fprintf(f, "%.4g", v->valuedouble);
-    else if (cJSON_IsString(v))
-        fprintf(f, "'%s'", v->valuestring);
-    else
-        fputs("?", f);
+    switch (v ? v->kind : SKILL_VALUE_NIL) {
+    case SKILL_VALUE_BOOL: fputs(v->b ? "True" : "False", f); break;
+    case SKILL_VALUE_INT: fprintf(f, "%.4g", (double)v->i); break;
+    case SKILL_VALUE_NUM: fprintf(f, "%.4g", v->n); break;
+    /* a Lua value of another type shows its type name, as in the JSON */
+    case SKILL_VALUE_STR:
+    case SKILL_VALUE_OTHER: fprintf(f, "'%s'", v->s ? v->s : ""); break;
+    default: fputs("None", f); break;
+    }
 }
 
 /* The skill hook: the statements that led here, then the event, recorded
@@ -137,20 +136,6 @@ static void output_lines(const sandbox *sb, report_lines *l)
         out += n + (nl ? 1 : 0);
     }
     if (sandbox_output_truncated(sb)) report_lines_add(l, "[output truncated]", 18);
-}
-
-cJSON *runner_report_new(const char *plan, size_t len)
-{
-    mission_report r;
-    mission_report_init(&r, plan, len);
-    cJSON *doc = mission_report_json(&r);
-    mission_report_free(&r);
-    return doc;
-}
-
-void runner_report_set(cJSON *doc, const char *key, cJSON *value)
-{
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, key, value);
 }
 
 /* Checks the plan; on failure puts the diagnostics into the report. */
@@ -291,9 +276,11 @@ bool runner_session_finished(const runner_session *s)
 void runner_session_end(runner_session *s, sandbox_status st, const char *err, runner_outcome *out)
 {
     pending_flush(s, false);
-    cJSON_Delete(s->result);
-    s->result = NULL;
-    if (st == SANDBOX_OK && s->begun) s->result = vm_result(s->vm);
+    skill_value_free(&s->result);
+    if (st == SANDBOX_OK && s->begun && vm_result(s->vm, &s->result)) {
+        st = SANDBOX_ERROR;
+        err = "out of memory reading the plan's result";
+    }
     drone *d = s->o->world->drone;
     d->ops->hover(d);
     /* A trip the watch handled between calls (mission/watch.h) that no
@@ -331,7 +318,7 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
                  monitor);
         out->status = RUNNER_REPLAN;
     }
-    out->violations = cJSON_GetArraySize(s->ctx.violations);
+    out->violations = s->ctx.journal.nviolations;
 }
 
 void runner_session_report(runner_session *s, mission_report *rep, bool ok)
@@ -340,48 +327,24 @@ void runner_session_report(runner_session *s, mission_report *rep, bool ok)
     if (s->o->on_sandbox) s->o->on_sandbox(s->o->on_sandbox_ud, NULL);
     if (ok) {
         rep->ok = true;
-        cJSON_Delete(rep->result);
+        skill_value_free(&rep->result);
         rep->result = s->result;
-        s->result = NULL;
+        memset(&s->result, 0, sizeof s->result);
     }
     output_lines(s->sb, &rep->logs);
     mission_report_pose(rep, mission_world_pose(s->o->world));
     /* One decimal: what the watch measured, not noise in the last digits. */
     double ex = constraints_excursion_cm(s->o->world->drone);
     rep->excursion_cm = round(ex * 10) / 10;
-    cJSON_Delete(rep->calls);
-    cJSON_Delete(rep->violations);
-    rep->calls = ctx->calls ? ctx->calls : cJSON_CreateArray();
-    rep->violations = ctx->violations ? ctx->violations : cJSON_CreateArray();
-    ctx->calls = ctx->violations = NULL;
+    skill_journal_move(&rep->journal, &ctx->journal);
     if (ctx->first_action_ms >= 0) rep->first_action_ms = ctx->first_action_ms;
     rep->exec_ms = s->exec_ms;
     rep->total_ms = clock_now_ms() - s->t0;
-    cJSON_Delete(s->result);
+    skill_value_free(&s->result);
     vm_close(s->vm);
     skills_release(ctx);
     sandbox_free(s->sb);
     free(s);
-}
-
-void runner_session_close(runner_session *s, cJSON *doc, bool ok)
-{
-    mission_report rep;
-    mission_report_init(&rep, NULL, 0);
-    runner_session_report(s, &rep, ok);
-    cJSON *filled = mission_report_json(&rep);
-    /* The fields the session fills, as runner_session_report has them. */
-    static const char *const keys[] = {"ok",           "result",  "logs",       "pose",
-                                       "excursion_cm", "calls",   "violations", "first_action_ms",
-                                       "exec_ms",      "total_ms"};
-    for (size_t i = 0; filled && i < sizeof keys / sizeof *keys; i++) {
-        if (!ok && i < 2) continue;
-        if (i == 7 && rep.first_action_ms < 0) continue;
-        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(filled, keys[i]);
-        if (v) runner_report_set(doc, keys[i], v);
-    }
-    cJSON_Delete(filled);
-    mission_report_free(&rep);
 }
 
 /* ---- one plan --------------------------------------------------------------- */
@@ -447,9 +410,9 @@ void runner_run_report(const runner_opts *o, mission_report *rep)
     if (ok) {
         if (o->progress) {
             fprintf(o->progress, "[%7.2fs] done", clock_s(s));
-            if (s->result && !cJSON_IsNull(s->result)) {
+            if (s->result.kind != SKILL_VALUE_NIL) {
                 fputs(", result ", o->progress);
-                runner_print_value(o->progress, s->result);
+                runner_print_value(o->progress, &s->result);
             }
             fputc('\n', o->progress);
         }

@@ -157,18 +157,8 @@ void runner_session_end(runner_session *s, sandbox_status st, const char *err, r
  * total_ms; calls O->on_sandbox with NULL and frees the session. */
 void runner_session_report(runner_session *s, mission_report *rep, bool ok);
 
-/* runner_session_report into DOC (from runner_report_new), as JSON. */
-void runner_session_close(runner_session *s, cJSON *doc, bool ok);
-
-/* A SPEC §2 report with every field at its empty value; PLAN (may be NULL)
- * becomes the single entry of "plans". */
-cJSON *runner_report_new(const char *plan, size_t len);
-
-/* Replaces DOC's field KEY with VALUE (taking it). */
-void runner_report_set(cJSON *doc, const char *key, cJSON *value);
-
 /* Prints V as MiniSpec shows a value: None, True/False, %.4g, 'text' (a
- * table: ?). For progress lines. */
-void runner_print_value(FILE *f, const cJSON *v);
+ * table: its type name, 'table'). For progress lines. */
+void runner_print_value(FILE *f, const skill_value *v);
 
 #endif

@@ -158,19 +158,7 @@ static int picture_of_eyes(mission_world *w, char *path, size_t pathlen, int *fw
 /* Notes a picture taken: its file, the camera, its size and the pose. */
 static void log_picture(mission_world *w, const char *path, const char *camera, int fw, int fh)
 {
-    if (!w->pictures_log && !(w->pictures_log = cJSON_CreateArray())) return;
-    drone_pose p = mission_world_pose(w);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "path", path);
-    cJSON_AddStringToObject(o, "camera", camera);
-    cJSON_AddNumberToObject(o, "width", fw);
-    cJSON_AddNumberToObject(o, "height", fh);
-    cJSON *pose = cJSON_AddObjectToObject(o, "pose");
-    cJSON_AddNumberToObject(pose, "x", p.x);
-    cJSON_AddNumberToObject(pose, "y", p.y);
-    cJSON_AddNumberToObject(pose, "z", p.z);
-    cJSON_AddNumberToObject(pose, "yaw", p.yaw);
-    cJSON_AddItemToArray(w->pictures_log, o);
+    report_pictures_add(&w->pictures_log, path, camera, fw, fh, mission_world_pose(w));
 }
 
 int mission_world_take_picture(void *ud, char *path, size_t pathlen, char *err, size_t errlen)
@@ -194,11 +182,9 @@ int mission_world_take_picture(void *ud, char *path, size_t pathlen, char *err, 
     return rc;
 }
 
-cJSON *mission_world_pictures_json(mission_world *w)
+void mission_world_take_pictures_log(mission_world *w, report_pictures *out)
 {
-    cJSON *log = w->pictures_log;
-    w->pictures_log = NULL;
-    return log;
+    report_pictures_move(out, &w->pictures_log);
 }
 
 void mission_world_attach(mission_world *w, skill_ctx *ctx)
@@ -249,7 +235,7 @@ void mission_world_close(mission_world *w, bool land)
     vision_pipeline_close(w->eyes);
     if (w->pics) pictures_close(w->pics);
     free(w->pics);
-    cJSON_Delete(w->pictures_log);
+    report_pictures_free(&w->pictures_log);
     if (w->drone) {
         char err[512];
         if (land && w->launched) {

@@ -10,6 +10,7 @@
 #include "drone/scene.h"
 #include "drone/sim.h"
 #include "drone/tello.h"
+#include "mission/report.h"
 #include "skills/skills.h"
 #include "vision/options.h"
 
@@ -34,8 +35,8 @@ typedef struct mission_world {
     /* Where pictures of the eyes go (the simulator keeps its own); set up
      * by mission_world_pictures or on the first picture. */
     struct pictures *pics;
-    /* The pictures taken: [{"path","camera","width","height","pose"}]. */
-    cJSON *pictures_log;
+    /* The pictures taken, for the run report. */
+    report_pictures pictures_log;
     /* Why there is no camera, for take_picture's error ("" = none
      * connected), e.g. a Tello flying with --no-video. */
     char no_camera[320];
@@ -81,13 +82,12 @@ int mission_world_open_eyes(mission_world *w, const vision_options *vision,
  * moment it switched its camera on (a Tello's `streamon`). */
 void mission_world_camera_on(mission_world *w);
 
-/* The "frames" object of the run report (SPEC §2, docs/cli.md) when the
- * world has a camera with pixels, else NULL. */
-cJSON *mission_world_frames_json(mission_world *w);
+/* The camera's counts for the run report's "frames" (SPEC §2, docs/cli.md)
+ * into OUT when the world has a camera with pixels: true, else false. */
+bool mission_world_frames(mission_world *w, vision_stats *out);
 
-/* The pictures taken so far (see pictures_log), handed over to the caller
- * (NULL when none). */
-cJSON *mission_world_pictures_json(mission_world *w);
+/* Moves the pictures taken so far (see pictures_log) into OUT. */
+void mission_world_take_pictures_log(mission_world *w, report_pictures *out);
 
 /* Opens a camera without a detector as the world's eyes (SOURCE as for
  * --source; the Tello's stream is "tello:PORT"): take_picture and the web

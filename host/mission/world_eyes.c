@@ -58,31 +58,9 @@ void mission_world_camera_on(mission_world *w)
     if (ms >= 0) vision_pipeline_set_start(w->eyes, ms);
 }
 
-/* A number, or null when negative (not measured). */
-static cJSON *ms_or_null(double v)
+bool mission_world_frames(mission_world *w, vision_stats *out)
 {
-    return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
-cJSON *mission_world_frames_json(mission_world *w)
-{
-    if (!w->eyes || !vision_pipeline_has_pixels(w->eyes)) return NULL;
-    vision_stats st;
-    vision_pipeline_stats(w->eyes, &st);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "received", (double)st.captured);
-    cJSON_AddNumberToObject(o, "dropped", (double)st.dropped);
-    cJSON_AddNumberToObject(o, "age_ms_mean", st.age_ms_mean);
-    cJSON_AddNumberToObject(o, "age_ms_max", st.age_ms_max);
-    cJSON_AddNumberToObject(o, "used", (double)st.used);
-    cJSON_AddNumberToObject(o, "detected", (double)st.processed);
-    cJSON_AddNumberToObject(o, "detect_fps", st.detect_fps);
-    cJSON_AddItemToObject(o, "first_frame_ms", ms_or_null(st.first_frame_ms));
-    if (st.feed) {
-        cJSON_AddItemToObject(o, "keyframe_to_frame_ms", ms_or_null(st.keyframe_frame_ms));
-        cJSON_AddNumberToObject(o, "datagrams", (double)st.datagrams);
-        cJSON_AddNumberToObject(o, "datagrams_dropped", (double)st.datagrams_dropped);
-        cJSON_AddNumberToObject(o, "datagrams_skipped", (double)st.datagrams_skipped);
-    }
-    return o;
+    if (!w->eyes || !vision_pipeline_has_pixels(w->eyes)) return false;
+    vision_pipeline_stats(w->eyes, out);
+    return true;
 }

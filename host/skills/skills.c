@@ -38,20 +38,51 @@ skill_ctx *skills_ctx(lua_State *L)
     return ctx;
 }
 
-/* ---- values <-> JSON ------------------------------------------------------------ */
+/* ---- values ------------------------------------------------------------------ */
 
-static cJSON *value_to_json(lua_State *L, int idx)
+/* The value at IDX of L as a skill_value (see skill_journal.h). 0, or -1 when
+ * out of memory (V is then NIL). */
+static int value_at(lua_State *L, int idx, skill_value *v)
 {
+    memset(v, 0, sizeof *v);
     switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN: return cJSON_CreateBool(lua_toboolean(L, idx));
-    case LUA_TNUMBER:
-        if (lua_isinteger(L, idx)) return cJSON_CreateNumber((double)lua_tointeger(L, idx));
-        return cJSON_CreateNumber(lua_tonumber(L, idx));
-    case LUA_TSTRING: return cJSON_CreateString(lua_tostring(L, idx));
     case LUA_TNIL:
-    case LUA_TNONE: return cJSON_CreateNull();
-    default: return cJSON_CreateString(luaL_typename(L, idx));
+    case LUA_TNONE: return 0;
+    case LUA_TBOOLEAN:
+        v->kind = SKILL_VALUE_BOOL;
+        v->b = lua_toboolean(L, idx);
+        return 0;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) {
+            v->kind = SKILL_VALUE_INT;
+            v->i = (long long)lua_tointeger(L, idx);
+        } else {
+            v->kind = SKILL_VALUE_NUM;
+            v->n = lua_tonumber(L, idx);
+        }
+        return 0;
+    case LUA_TSTRING: return skill_value_set_str(v, SKILL_VALUE_STR, lua_tostring(L, idx));
+    default: return skill_value_set_str(v, SKILL_VALUE_OTHER, luaL_typename(L, idx));
     }
+}
+
+/* The arguments 1..N of L as a malloc'd array (NULL when N is 0). -1 when
+ * out of memory. */
+static int values_at(lua_State *L, int n, skill_value **out)
+{
+    *out = NULL;
+    if (n <= 0) return 0;
+    skill_value *v = calloc((size_t)n, sizeof *v);
+    if (!v) return -1;
+    for (int i = 0; i < n; i++)
+        if (value_at(L, i + 1, &v[i])) {
+            for (int j = 0; j < i; j++)
+                skill_value_free(&v[j]);
+            free(v);
+            return -1;
+        }
+    *out = v;
+    return 0;
 }
 
 /* ---- argument checking ----------------------------------------------------------- */
@@ -119,27 +150,32 @@ static void check_args(lua_State *L, const skill *s)
 
 /* ---- events ------------------------------------------------------------------ */
 
-static void emit(skill_ctx *ctx, skill_event_kind kind, const skill *s, const cJSON *args,
-                 const cJSON *ret, double t)
+static void emit(skill_ctx *ctx, skill_event_kind kind, const skill *s, const skill_call *c,
+                 double t)
 {
     if (!ctx->on_event) return;
-    skill_event ev = {kind, s, ctx->depth, args, ret, t, 0, NULL};
+    skill_event ev = {.kind = kind,
+                      .skill = s,
+                      .depth = ctx->depth,
+                      .args = c->args,
+                      .nargs = c->nargs,
+                      .ret = kind == SKILL_EVENT_RETURN ? &c->ret : NULL,
+                      .t_ms = t};
     ctx->on_event(ctx->event_ud, &ev);
 }
 
+/* A violation the log has no room for is still refused and still sent as
+ * an event: the motion never happens either way. */
 void skills_violation(skill_ctx *ctx, const char *skill_name, const char *reason)
 {
-    cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "skill", skill_name);
-    cJSON_AddStringToObject(v, "reason", reason);
-    if (ctx->violations)
-        cJSON_AddItemToArray(ctx->violations, v);
-    else
-        cJSON_Delete(v);
+    skill_journal_add_violation(&ctx->journal, skill_name, reason, NULL);
     const skill *s = ctx->reg ? registry_find(ctx->reg, skill_name, strlen(skill_name)) : NULL;
     if (s && ctx->on_event) {
-        skill_event ev = {SKILL_EVENT_VIOLATION,       s, ctx->depth, NULL, NULL,
-                          clock_now_ms() - ctx->t0_ms, 0, reason};
+        skill_event ev = {.kind = SKILL_EVENT_VIOLATION,
+                          .skill = s,
+                          .depth = ctx->depth,
+                          .t_ms = clock_now_ms() - ctx->t0_ms,
+                          .reason = reason};
         ctx->on_event(ctx->event_ud, &ev);
     }
 }
@@ -149,27 +185,17 @@ static const skill monitor_skill = {.name = "monitor", .description = "the measu
 
 void skills_monitor_violation(skill_ctx *ctx, const char *reason, const drone_pose *pose)
 {
-    cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "skill", "monitor");
-    cJSON_AddStringToObject(v, "reason", reason);
-    cJSON *p = cJSON_AddObjectToObject(v, "pose");
-    cJSON_AddNumberToObject(p, "x", round(pose->x));
-    cJSON_AddNumberToObject(p, "y", round(pose->y));
-    cJSON_AddNumberToObject(p, "z", round(pose->z));
-    cJSON_AddNumberToObject(p, "yaw", round(heading_wrap(pose->yaw)));
-    if (ctx->violations)
-        cJSON_AddItemToArray(ctx->violations, v);
-    else
-        cJSON_Delete(v);
+    drone_pose p = {.x = round(pose->x),
+                    .y = round(pose->y),
+                    .z = round(pose->z),
+                    .yaw = round(heading_wrap(pose->yaw))};
+    skill_journal_add_violation(&ctx->journal, "monitor", reason, &p);
     if (ctx->on_event) {
-        skill_event ev = {SKILL_EVENT_VIOLATION,
-                          &monitor_skill,
-                          ctx->depth,
-                          NULL,
-                          NULL,
-                          clock_now_ms() - ctx->t0_ms,
-                          0,
-                          reason};
+        skill_event ev = {.kind = SKILL_EVENT_VIOLATION,
+                          .skill = &monitor_skill,
+                          .depth = ctx->depth,
+                          .t_ms = clock_now_ms() - ctx->t0_ms,
+                          .reason = reason};
         ctx->on_event(ctx->event_ud, &ev);
     }
 }
@@ -217,18 +243,15 @@ static int skills_dispatch(lua_State *L)
     int nargs = lua_gettop(L);
 
     double t = clock_now_ms() - ctx->t0_ms;
-    cJSON *args = cJSON_CreateArray();
-    for (int i = 1; i <= nargs; i++)
-        cJSON_AddItemToArray(args, value_to_json(L, i));
-    cJSON *call = cJSON_CreateObject();
-    cJSON_AddStringToObject(call, "skill", s->name);
-    cJSON_AddItemToObject(call, "args", args);
-    cJSON_AddNullToObject(call, "ret");
-    cJSON_AddNumberToObject(call, "t_ms", t);
-    if (ctx->calls) cJSON_AddItemToArray(ctx->calls, call);
+    /* A call that cannot be recorded does not run: nothing acts unrecorded. */
+    skill_value *args;
+    int idx = values_at(L, nargs, &args)
+                  ? -1
+                  : skill_journal_add_call(&ctx->journal, s->name, args, nargs, t);
+    if (idx < 0) return luaL_error(L, "%s: out of memory recording the call", s->name);
     if ((s->flags & (SKILL_MOVES | SKILL_SEES)) && ctx->first_action_ms < 0)
         ctx->first_action_ms = t;
-    emit(ctx, SKILL_EVENT_CALL, s, args, NULL, t);
+    emit(ctx, SKILL_EVENT_CALL, s, &ctx->journal.calls[idx], t);
 
     int nres;
     if (s->level == SKILL_HIGH) {
@@ -241,13 +264,13 @@ static int skills_dispatch(lua_State *L)
         lua_pushnil(L);
         nres = 1;
     }
-    cJSON *ret = value_to_json(L, -1);
-    if (ctx->calls) cJSON_ReplaceItemInObject(call, "ret", ret);
-    emit(ctx, SKILL_EVENT_RETURN, s, args, ret, clock_now_ms() - ctx->t0_ms);
-    if (!ctx->calls) {
-        cJSON_Delete(ret);
-        cJSON_Delete(call);
-    }
+    /* Nested calls may have moved the journal's array: the call is found again
+     * by its index. */
+    skill_value ret;
+    if (value_at(L, -1, &ret))
+        return luaL_error(L, "%s: out of memory recording its value", s->name);
+    skill_journal_set_ret(&ctx->journal, idx, &ret);
+    emit(ctx, SKILL_EVENT_RETURN, s, &ctx->journal.calls[idx], clock_now_ms() - ctx->t0_ms);
     return 1;
 }
 
@@ -326,8 +349,6 @@ int skills_bind(skill_ctx *ctx, char *err, size_t errlen)
     ctx->bindings = bt;
     if (ctx->t0_ms == 0) ctx->t0_ms = clock_now_ms();
     ctx->first_action_ms = -1;
-    if (!ctx->calls) ctx->calls = cJSON_CreateArray();
-    if (!ctx->violations) ctx->violations = cJSON_CreateArray();
 
     lua_pushlightuserdata(L, ctx);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &ctx_key);
@@ -352,7 +373,5 @@ void skills_release(skill_ctx *ctx)
         free(bt);
     }
     ctx->bindings = NULL;
-    cJSON_Delete(ctx->calls);
-    cJSON_Delete(ctx->violations);
-    ctx->calls = ctx->violations = NULL;
+    skill_journal_free(&ctx->journal);
 }

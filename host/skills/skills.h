@@ -7,8 +7,9 @@
  *   1. refuses to act on a poisoned or cancelled sandbox;
  *   2. checks the argument count and types against the registry, converting
  *      numbers to int where the skill takes int;
- *   3. records the call (skill, args, return value, time) and tells the
- *      event hook;
+ *   3. records the call (skill, args, return value, time) in its typed
+ *      journal (skill_journal.h; a call it cannot record does not run) and
+ *      tells the event hook;
  *   4. runs the low-level C function, or the high-level skill's Lua function.
  * Drone motions go through the constraint check inside the low-level skills;
  * there is no other way to reach a driver from Lua.
@@ -18,8 +19,8 @@
 
 #include "sandbox/sandbox.h"
 #include "skills/registry.h"
+#include "skills/skill_journal.h"
 
-#include <cjson/cJSON.h>
 #include <stdint.h>
 
 #include "drone/drone.h"
@@ -29,7 +30,7 @@ struct drone;
 
 /* CALL before a skill acts, RETURN after it returned (a call that raised an
  * error has no RETURN), VIOLATION when skills_violation refused a motion of
- * the skill being called (its args and ret are NULL, reason says why). */
+ * the skill being called (no args nor ret, reason says why). */
 typedef enum skill_event_kind {
     SKILL_EVENT_CALL,
     SKILL_EVENT_RETURN,
@@ -39,12 +40,13 @@ typedef enum skill_event_kind {
 typedef struct skill_event {
     skill_event_kind kind;
     const skill *skill;
-    int depth;          /* 0 for calls from the plan, 1+ inside high-level skills */
-    const cJSON *args;  /* array */
-    const cJSON *ret;   /* on RETURN: the value (may be NULL for none) */
-    double t_ms;        /* wall time since skills_bind */
-    double sim_ms;      /* simulated time, when a simulator runs */
-    const char *reason; /* on VIOLATION */
+    int depth;               /* 0 for calls from the plan, 1+ inside high-level skills */
+    const skill_value *args; /* NARGS values (NULL when none) */
+    int nargs;
+    const skill_value *ret; /* on RETURN: the value (NULL on the other kinds) */
+    double t_ms;            /* wall time since skills_bind */
+    double sim_ms;          /* simulated time, when a simulator runs */
+    const char *reason;     /* on VIOLATION */
 } skill_event;
 
 /* Per-mission state the skills act on. Zero-initialise, fill what exists,
@@ -77,11 +79,10 @@ typedef struct skill_ctx {
     void (*on_event)(void *ud, const skill_event *ev);
     void *event_ud;
 
-    /* Filled while running. skills_bind creates the arrays when NULL and
-     * skills_release deletes them: take them (set to NULL) to keep them. */
-    cJSON *calls;      /* [{"skill","args","ret","t_ms"}], every call in order */
-    cJSON *violations; /* [{"skill","reason"}] */
-    bool replan;       /* replan requested (rp) */
+    /* Filled while running: every call in order and every violation.
+     * skills_release frees it: take it with skill_journal_move to keep it. */
+    skill_journal journal;
+    bool replan; /* replan requested (rp) */
     char replan_reason[256];
     double first_action_ms; /* first MOVES/SEES call, -1 until then */
     int depth;

@@ -56,16 +56,16 @@ int verify_gate_check(void *ud, const char *plan, size_t len, char *why, size_t 
 
 cJSON *verify_gate_refusal(verify_gate *g, const char *plan, size_t len, const char *error)
 {
-    cJSON *doc = runner_report_new(plan, len);
-    runner_report_set(doc, "error", cJSON_CreateString(error));
+    mission_report r;
+    mission_report_init(&r, plan, len);
+    mission_report_error(&r, error);
     const drone_pose *p = &g->opts.scene->start;
-    cJSON *pose = cJSON_CreateObject(); /* where it would have started */
-    cJSON_AddNumberToObject(pose, "x", p->x);
-    cJSON_AddNumberToObject(pose, "y", p->y);
-    cJSON_AddNumberToObject(pose, "z", p->z);
-    cJSON_AddNumberToObject(pose, "yaw", heading_wrap(p->yaw));
-    runner_report_set(doc, "pose", pose);
-    if (g->reports) cJSON_AddItemToObject(doc, "verify", g->reports);
+    r.has_pose = true; /* where it would have started */
+    r.pose = (drone_pose){.x = p->x, .y = p->y, .z = p->z, .yaw = heading_wrap(p->yaw)};
+    cJSON *doc = mission_report_json(&r);
+    mission_report_free(&r);
+    if (doc && g->reports) cJSON_AddItemToObject(doc, "verify", g->reports);
+    if (!doc) cJSON_Delete(g->reports);
     g->reports = NULL;
     return doc;
 }

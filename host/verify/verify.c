@@ -58,22 +58,21 @@ typedef struct world_run {
     int clamped, refused; /* guard counters seen so far */
 } world_run;
 
-static void append_value(char *buf, size_t len, size_t *used, const cJSON *v)
+static void append_value(char *buf, size_t len, size_t *used, const skill_value *v)
 {
     if (*used >= len) return;
     char *p = buf + *used;
     size_t room = len - *used;
     int n;
-    if (!v || cJSON_IsNull(v))
-        n = snprintf(p, room, "None");
-    else if (cJSON_IsBool(v))
-        n = snprintf(p, room, "%s", cJSON_IsTrue(v) ? "True" : "False");
-    else if (cJSON_IsNumber(v))
-        n = snprintf(p, room, "%.4g", v->valuedouble);
-    else if (cJSON_IsString(v))
-        n = snprintf(p, room, "'%.60s'", v->valuestring);
-    else
-        n = snprintf(p, room, "?");
+    switch (v ? v->kind : SKILL_VALUE_NIL) {
+    case SKILL_VALUE_BOOL: n = snprintf(p, room, "%s", v->b ? "True" : "False"); break;
+    case SKILL_VALUE_INT: n = snprintf(p, room, "%.4g", (double)v->i); break;
+    case SKILL_VALUE_NUM: n = snprintf(p, room, "%.4g", v->n); break;
+    /* another Lua value shows its type name, as in the JSON */
+    case SKILL_VALUE_STR:
+    case SKILL_VALUE_OTHER: n = snprintf(p, room, "'%.60s'", v->s ? v->s : ""); break;
+    default: n = snprintf(p, room, "None"); break;
+    }
     *used += n > 0 ? (size_t)n : 0;
 }
 
@@ -81,10 +80,9 @@ static void append_value(char *buf, size_t len, size_t *used, const cJSON *v)
 static void call_text(char *buf, size_t len, const skill_event *ev)
 {
     size_t used = (size_t)snprintf(buf, len, "%s(", ev->skill->name);
-    int i = 0;
-    for (const cJSON *a = ev->args ? ev->args->child : NULL; a; a = a->next, i++) {
+    for (int i = 0; i < ev->nargs; i++) {
         if (i && used < len) used += (size_t)snprintf(buf + used, len - used, ", ");
-        append_value(buf, len, &used, a);
+        append_value(buf, len, &used, &ev->args[i]);
     }
     if (used < len) snprintf(buf + used, len - used, ")");
 }
@@ -117,8 +115,11 @@ static void add_violation(world_run *r, const char *msg)
  * the drone will not make. */
 static void note_clamp(world_run *r, const skill_event *ev)
 {
-    const cJSON *a = ev->args ? ev->args->child : NULL;
-    double cm = cJSON_IsNumber(a) ? a->valuedouble : 0;
+    const skill_value *a = ev->nargs > 0 ? &ev->args[0] : NULL;
+    double cm = !a                           ? 0
+                : a->kind == SKILL_VALUE_INT ? (double)a->i
+                : a->kind == SKILL_VALUE_NUM ? a->n
+                                             : 0;
     bool up = strcmp(ev->skill->name, "move_up") == 0;
     double target = r->z_before + (up ? cm : -cm);
     const scene_limits *lim = &r->w.scene->limits;

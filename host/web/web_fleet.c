@@ -510,13 +510,12 @@ static void ev_skill(void *ud, mission_world *w, const skill_event *ev)
     cJSON_AddNumberToObject(o, "depth", ev->depth);
     switch (ev->kind) {
     case SKILL_EVENT_CALL: {
-        cJSON_AddItemToObject(o, "args",
-                              ev->args ? cJSON_Duplicate(ev->args, 1) : cJSON_CreateArray());
-        const cJSON *text = ev->args ? cJSON_GetArrayItem(ev->args, 0) : NULL;
-        bool is_log = strcmp(ev->skill->name, "log") == 0 && cJSON_IsString(text);
+        cJSON_AddItemToObject(o, "args", skill_values_json(ev->args, ev->nargs));
+        const skill_value *text = ev->nargs > 0 ? &ev->args[0] : NULL;
+        bool is_log = strcmp(ev->skill->name, "log") == 0 && text && text->kind == SKILL_VALUE_STR;
         if (is_log) {
             cJSON *l = cJSON_CreateObject();
-            cJSON_AddStringToObject(l, "text", text->valuestring);
+            cJSON_AddStringToObject(l, "text", text->s);
             emit(d, "call", o);
             emit(d, "log", l);
             return;
@@ -527,7 +526,7 @@ static void ev_skill(void *ud, mission_world *w, const skill_event *ev)
     case SKILL_EVENT_RETURN: {
         drone_pose p = mission_world_pose(w);
         set_pose(d, p);
-        cJSON_AddItemToObject(o, "ret", ev->ret ? cJSON_Duplicate(ev->ret, 1) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "ret", ev->ret ? skill_value_json(ev->ret) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "pose", pose_json(p));
         emit(d, "return", o);
         return;

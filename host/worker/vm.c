@@ -150,17 +150,18 @@ bool vm_finished(const vm *v)
     return !v->x || ms_exec_finished(v->x);
 }
 
-cJSON *vm_result(vm *v)
+int vm_result(vm *v, skill_value *out)
 {
-    if (v->worker) return vm_worker_result(v);
-    if (!v->x) return cJSON_CreateNull();
+    memset(out, 0, sizeof *out);
+    if (v->worker) return vm_worker_result(v, out);
+    if (!v->x) return 0;
     lua_State *L = sandbox_lua(v->sb);
     ms_exec_push_result(v->x);
     frame_value fv;
     vm_value_at(L, -1, &fv);
-    cJSON *j = vm_value_json(&fv);
+    int rc = vm_value_typed(&fv, out);
     lua_pop(L, 1);
-    return j;
+    return rc;
 }
 
 sandbox_status vm_run_script(vm *v, const char *code, size_t len, const char *chunkname, char *err,
@@ -240,20 +241,32 @@ void vm_value_at(lua_State *L, int idx, frame_value *fv)
     }
 }
 
-cJSON *vm_value_json(const frame_value *fv)
+int vm_value_typed(const frame_value *fv, skill_value *out)
 {
+    memset(out, 0, sizeof *out);
     switch (fv->tag) {
     case FV_FALSE:
-    case FV_TRUE: return cJSON_CreateBool(fv->tag == FV_TRUE);
-    case FV_INT: return cJSON_CreateNumber((double)fv->i);
-    case FV_NUM: return cJSON_CreateNumber(fv->n);
+    case FV_TRUE:
+        out->kind = SKILL_VALUE_BOOL;
+        out->b = fv->tag == FV_TRUE;
+        return 0;
+    case FV_INT:
+        out->kind = SKILL_VALUE_INT;
+        out->i = (long long)fv->i;
+        return 0;
+    case FV_NUM:
+        out->kind = SKILL_VALUE_NUM;
+        out->n = fv->n;
+        return 0;
     case FV_STR: {
+        /* a frame's string is not NUL-terminated; the value ends at a NUL */
         char *s = strndup(fv->s, fv->len);
-        cJSON *j = cJSON_CreateString(s ? s : "");
-        free(s);
-        return j;
+        if (!s) return -1;
+        out->kind = SKILL_VALUE_STR;
+        out->s = s;
+        return 0;
     }
-    case FV_OTHER: return cJSON_CreateString(type_name(fv->lua_type));
-    default: return cJSON_CreateNull();
+    case FV_OTHER: return skill_value_set_str(out, SKILL_VALUE_OTHER, type_name(fv->lua_type));
+    default: return 0;
     }
 }

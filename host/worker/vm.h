@@ -73,8 +73,9 @@ sandbox_status vm_event(vm *v, const ms_event *ev, bool *ran, char *err, size_t 
 /* True once the current plan ended (`->`, rp or a failure). */
 bool vm_finished(const vm *v);
 
-/* The current plan's result as JSON (null when none). */
-cJSON *vm_result(vm *v);
+/* The current plan's result into OUT (NIL when none). 0, or -1 when out of
+ * memory (OUT is then NIL). */
+int vm_result(vm *v, skill_value *out);
 
 /* Runs a whole script (aloft lua) under CHUNKNAME. */
 sandbox_status vm_run_script(vm *v, const char *code, size_t len, const char *chunkname, char *err,

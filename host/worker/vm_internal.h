@@ -67,7 +67,7 @@ void vm_pool_cut(vm *v, sandbox_status st, const char *why);
 int vm_worker_open(vm *v, const sandbox_limits *lim, char *err, size_t errlen);
 int vm_worker_begin(vm *v, char *err, size_t errlen);
 sandbox_status vm_worker_event(vm *v, const ms_event *ev, bool *ran, char *err, size_t errlen);
-cJSON *vm_worker_result(vm *v);
+int vm_worker_result(vm *v, skill_value *out);
 sandbox_status vm_worker_script(vm *v, const char *code, size_t len, const char *chunkname,
                                 char *err, size_t errlen);
 /* Runs a high-level skill's Lua in the worker (skill_ctx's run_high). */
@@ -78,6 +78,7 @@ void vm_worker_cut(vm *v, sandbox_status st, const char *why);
 /* Values between Lua and frames. */
 void vm_push_value(lua_State *L, const frame_value *fv);
 void vm_value_at(lua_State *L, int idx, frame_value *fv);
-cJSON *vm_value_json(const frame_value *fv);
+/* FV as a skill value (skills/skill_journal.h): 0, or -1 when out of memory. */
+int vm_value_typed(const frame_value *fv, skill_value *out);
 
 #endif

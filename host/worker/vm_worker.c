@@ -348,19 +348,20 @@ sandbox_status vm_worker_event(vm *v, const ms_event *ev, bool *ran, char *err, 
     return read_done(v, ran, err, errlen);
 }
 
-cJSON *vm_worker_result(vm *v)
+int vm_worker_result(vm *v, skill_value *out)
 {
-    if (v->gone) return cJSON_CreateNull();
+    memset(out, 0, sizeof *out);
+    if (v->gone) return 0;
     frame_start(&v->out, FRAME_RESULT, v->id);
     send_frame(v);
-    if (await(v, FRAME_VALUE, FRAME_VALUE)) return cJSON_CreateNull();
+    if (await(v, FRAME_VALUE, FRAME_VALUE)) return 0;
     frame_value fv;
     frame_get_value(&v->in, &fv);
     if (!frame_done(&v->in)) {
         refuse(v, "a malformed result");
-        return cJSON_CreateNull();
+        return 0;
     }
-    return vm_value_json(&fv);
+    return vm_value_typed(&fv, out);
 }
 
 sandbox_status vm_worker_script(vm *v, const char *code, size_t len, const char *chunkname,

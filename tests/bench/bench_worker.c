@@ -71,6 +71,15 @@ static runner_session *open_session(const skill_registry *reg, mission_world *w,
     return s;
 }
 
+/* Ends S; its report is not needed. */
+static void close_session(runner_session *s)
+{
+    mission_report rep;
+    mission_report_init(&rep, NULL, 0);
+    runner_session_report(s, &rep, true);
+    mission_report_free(&rep);
+}
+
 /* The gaps between consecutive calls of a loop that only calls a skill:
  * each is one whole round trip (the stub, the frames, the dispatch). */
 static int round_trips(const skill_registry *reg, mission_world *w, bool in_process, double *p50,
@@ -84,9 +93,7 @@ static int round_trips(const skill_registry *reg, mission_world *w, bool in_proc
     snprintf(code, sizeof code, "for i = 1, %d do turn_cw(0) end", CALLS);
     sandbox_status st =
         vm_run_script(runner_session_vm(s), code, strlen(code), "=bench", err, sizeof err);
-    cJSON *doc = runner_report_new(NULL, 0);
-    runner_session_close(s, doc, true);
-    cJSON_Delete(doc);
+    close_session(s);
     if (st != SANDBOX_OK || tm.n < 100) {
         fprintf(stderr, "bench_worker: calls: %s\n", err);
         free(tm.t);
@@ -127,9 +134,7 @@ static int first_action(const skill_registry *reg, mission_world *w, bool in_pro
         }
         ms_stream_free(ps);
     }
-    cJSON *doc = runner_report_new(NULL, 0);
-    runner_session_close(s, doc, true);
-    cJSON_Delete(doc);
+    close_session(s);
     free(tm.t);
     if (n < 10) {
         free(d);
@@ -180,9 +185,7 @@ static double memory_per_mission(const skill_registry *reg, mission_world *w)
     long after = workers_rss_kib(&after_n);
     for (int i = 0; i < MISSIONS; i++) {
         if (!s[i]) continue;
-        cJSON *doc = runner_report_new(NULL, 0);
-        runner_session_close(s[i], doc, true);
-        cJSON_Delete(doc);
+        close_session(s[i]);
     }
     return before_n == after_n ? (double)(after - before) / (MISSIONS - 1) : -1;
 }
@@ -202,9 +205,7 @@ static double startup_ms(const skill_registry *reg, mission_world *w)
     }
     for (int i = 0; i < STARTS; i++) {
         if (!s[i]) continue;
-        cJSON *doc = runner_report_new(NULL, 0);
-        runner_session_close(s[i], doc, true);
-        cJSON_Delete(doc);
+        close_session(s[i]);
     }
     return n ? pct(d, n, 0.5) : -1;
 }

@@ -194,17 +194,19 @@ static void normalise(char *s)
     }
 }
 
-static void trace_json(flight *f, const cJSON *v)
+/* V (taken) as JSON text into the trace; NULL: "-". */
+static void trace_json(flight *f, cJSON *v)
 {
     char buf[2048];
     if (!v) {
         camp_text_add(&f->trace, "-");
-    } else if (cJSON_PrintPreallocated((cJSON *)v, buf, sizeof buf, false)) {
+    } else if (cJSON_PrintPreallocated(v, buf, sizeof buf, false)) {
         normalise(buf);
         camp_text_add(&f->trace, buf);
     } else {
         camp_text_add(&f->trace, "(long)");
     }
+    cJSON_Delete(v);
 }
 
 static void on_event(void *ud, const skill_event *ev)
@@ -216,7 +218,9 @@ static void on_event(void *ud, const skill_event *ev)
     note_trip(f);
     camp_text_printf(&f->trace, "%d %d %s ", (int)ev->kind, ev->depth, ev->skill->name);
     if (ev->kind == SKILL_EVENT_VIOLATION) camp_text_add(&f->trace, ev->reason);
-    trace_json(f, ev->kind == SKILL_EVENT_RETURN ? ev->ret : ev->args);
+    trace_json(f, ev->kind == SKILL_EVENT_RETURN ? skill_value_json(ev->ret)
+                  : ev->kind == SKILL_EVENT_CALL ? skill_values_json(ev->args, ev->nargs)
+                                                 : NULL);
     camp_text_add(&f->trace, "\n");
     if (ev->kind == SKILL_EVENT_RETURN) {
         char when[96];
