@@ -299,6 +299,29 @@ int mavlink_arm(mavlink_drv *m, char *err, size_t errlen)
     return until_ready(m, try_arm, "to arm", err, errlen);
 }
 
+static bool disarmed(mavlink_drv *m, void *ud)
+{
+    (void)ud;
+    return !mavlink_armed(&m->tm);
+}
+
+/* Never forced (param2 stays 0): an autopilot that sees itself flying
+ * refuses. Hurried (no cancel poll: it follows a cancelled takeoff too),
+ * so a few tries for a lossy link. */
+#define DISARM_TRIES 3
+
+int mavlink_disarm(mavlink_drv *m, char *err, size_t errlen)
+{
+    float p[7] = {0, 0};
+    int rc = -1;
+    for (int i = 0; i < DISARM_TRIES && rc; i++) {
+        rc = mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "the disarm", disarmed, true, err,
+                             errlen);
+        if (rc && (strstr(err, "refused") || strstr(err, "silent"))) break;
+    }
+    return rc;
+}
+
 /* Locked: the target at world pose W. */
 static void target_at(mavlink_drv *m, const drone_pose *w)
 {

@@ -185,6 +185,8 @@ int mavlink_stream_slot(uint32_t msgid);
 void mavlink_refresh_streams(mavlink_drv *m);
 int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen);
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen);
+/* Disarms the vehicle on the ground (never forced; a few quick tries). */
+int mavlink_disarm(mavlink_drv *m, char *err, size_t errlen);
 void mavlink_hold_here(mavlink_drv *m);
 int mavlink_set_target(mavlink_drv *m, const drone_pose *world, char *err, size_t errlen);
 int mavlink_send_target(mavlink_drv *m, char *err, size_t errlen);
