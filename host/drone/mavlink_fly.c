@@ -218,6 +218,12 @@ int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen)
 #define STALE_INTERVALS 5
 #define STALE_MIN_MS 3000
 
+bool mavlink_stream_stale(int slot, double seen, double now)
+{
+    double stale = fmax(STALE_MIN_MS, STALE_INTERVALS * streams[slot].interval_us / 1000);
+    return seen == 0 || now - seen > stale;
+}
+
 void mavlink_refresh_streams(mavlink_drv *m)
 {
     double now = clock_now_ms();
@@ -225,9 +231,8 @@ void mavlink_refresh_streams(mavlink_drv *m)
         pthread_mutex_lock(&m->lock);
         double seen = m->stream_ms[i];
         pthread_mutex_unlock(&m->lock);
-        double stale = fmax(STALE_MIN_MS, STALE_INTERVALS * streams[i].interval_us / 1000);
         char err[256];
-        if (seen == 0 || now - seen > stale) request_stream(m, i, err, sizeof err);
+        if (mavlink_stream_stale(i, seen, now)) request_stream(m, i, err, sizeof err);
     }
 }
 
