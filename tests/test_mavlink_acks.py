@@ -23,32 +23,20 @@ The times are the emulator's: loose bounds only (the machine is shared)."""
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mavlink_emu_proc import Emu, free_udp_port  # noqa: E402
-from mavlink_mission import event, in_order, mission, sequence, url_in, write_scene  # noqa: E402
+from mavlink_case import check, main, vehicle  # noqa: E402
+from mavlink_mission import event, in_order, mission, sequence, write_scene  # noqa: E402
 
 NAV_TAKEOFF = 22
 NAV_LAND = 21
 TRIES = 8
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        print("FAIL:", what)
-        failures += 1
-
-
 def fly(tmp, personality, *args, linger_s=0):
     """The mission mf(50) against a vehicle of PERSONALITY with the
     emulator's ARGS; the emulator stays LINGER_S s after the mission.
     Returns (exit status, report, stderr, emulator)."""
-    port = free_udp_port()
-    emu = Emu(tmp, "--personality", personality, "--connect", "127.0.0.1:%d" % port, *args)
-    rc, report, err, _ = mission(url_in(port), "mf(50)", tmp, "--scene", write_scene(tmp))
+    emu, url = vehicle(tmp, personality, *args)
+    rc, report, err, _ = mission(url, "mf(50)", tmp, "--scene", write_scene(tmp))
     if linger_s:
         emu.wait_for(lambda es: False, linger_s)
     emu.stop()
@@ -131,16 +119,5 @@ def landing_outside(tmp):
     check("landed:LANDING" not in sequence(emu), "landing outside: the vehicle never landed")
 
 
-def main():
-    tmp = tempfile.mkdtemp()
-    tests = (takeoff_inside, takeoff_outside, landing_inside, landing_outside)
-    only = sys.argv[1:]
-    for t in tests:
-        if not only or t.__name__ in only:
-            t(tmp)
-    print("%d failed" % failures if failures else "ok")
-    sys.exit(1 if failures else 0)
-
-
 if __name__ == "__main__":
-    main()
+    main((takeoff_inside, takeoff_outside, landing_inside, landing_outside))

@@ -20,33 +20,21 @@ machine, and the driver only looks every 2 s."""
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mavlink_emu_proc import Emu, free_udp_port  # noqa: E402
-from mavlink_mission import event, mission, url_in, write_scene  # noqa: E402
+from mavlink_case import check, main, vehicle  # noqa: E402
+from mavlink_mission import event, mission, write_scene  # noqa: E402
 
 GLOBAL_POSITION_INT = 33
 SET_MESSAGE_INTERVAL = 511
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        print("FAIL:", what)
-        failures += 1
-
-
 def paused_flight(tmp, pause_ms, plan):
     """A mission of PLAN while the vehicle, 1 s in the air, pauses its
     GLOBAL_POSITION_INT stream for PAUSE_MS. Returns (the emulator, when the
     pause began and ended on its clock or None, the times of the requests
     for the stream)."""
-    port = free_udp_port()
-    emu = Emu(tmp, "--personality", "ardupilot", "--connect", "127.0.0.1:%d" % port,
-              "--pause-stream", "%d,1,%d" % (GLOBAL_POSITION_INT, pause_ms))
-    rc, report, err, _ = mission(url_in(port), plan, tmp, "--scene", write_scene(tmp))
+    emu, url = vehicle(tmp, "ardupilot", "--pause-stream",
+                       "%d,1,%d" % (GLOBAL_POSITION_INT, pause_ms))
+    rc, report, err, _ = mission(url, plan, tmp, "--scene", write_scene(tmp))
     emu.stop()
     check(rc == 0 and report and report["ok"], "pause %d ms: the mission flies: %d %s"
           % (pause_ms, rc, err[-300:]))
@@ -83,16 +71,5 @@ def over(tmp):
                   "(%.2f s)" % (again[0] - span[0], span[1] - span[0]))
 
 
-def main():
-    tmp = tempfile.mkdtemp()
-    tests = (under, over)
-    only = sys.argv[1:]
-    for t in tests:
-        if not only or t.__name__ in only:
-            t(tmp)
-    print("%d failed" % failures if failures else "ok")
-    sys.exit(1 if failures else 0)
-
-
 if __name__ == "__main__":
-    main()
+    main((under, over))
