@@ -9,29 +9,14 @@ words; a vehicle never ready ends the wait; Ctrl-C lands the vehicle."""
 import os
 import signal
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mavlink_emu_proc import Emu, free_udp_port  # noqa: E402
+from mavlink_case import check, main, vehicle  # noqa: E402
 from mavlink_mission import (event, in_order, mission, sequence, start_mission,  # noqa: E402
-                             url_in, write_scene)
+                             write_scene)
 
-failures = 0
 LONG_PLAN = "mf(200);mb(200);mf(200);mb(200);mf(200);mb(200)"
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        print("FAIL:", what)
-        failures += 1
-
-
-def vehicle(tmp, personality, *args):
-    port = free_udp_port()
-    emu = Emu(tmp, "--personality", personality, "--connect", "127.0.0.1:%d" % port, *args)
-    return emu, url_in(port)
 
 
 def error_of(report):
@@ -121,16 +106,5 @@ def ctrl_c(tmp):
         check(p.returncode != 0, "ctrl-c %s: the mission does not claim success" % personality)
 
 
-def main():
-    tmp = tempfile.mkdtemp()
-    tests = (silent_link, refusals, never_ready, ctrl_c)
-    only = sys.argv[1:]
-    for t in tests:
-        if not only or t.__name__ in only:
-            t(tmp)
-    print("%d failed" % failures if failures else "ok")
-    sys.exit(1 if failures else 0)
-
-
 if __name__ == "__main__":
-    main()
+    main((silent_link, refusals, never_ready, ctrl_c))

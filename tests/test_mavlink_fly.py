@@ -13,20 +13,12 @@ a lost request for a telemetry stream (asked again)."""
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mavlink_emu_proc import Emu, free_udp_port  # noqa: E402
+from mavlink_case import check, main, vehicle  # noqa: E402
+from mavlink_emu_proc import Emu  # noqa: E402
 from mavlink_mission import (ends_where, event, fly, in_order, mission,  # noqa: E402
-                             near, sequence, start_mission, url_in, write_scene)
-
-failures = 0
-
-def check(cond, what):
-    global failures
-    if not cond:
-        print("FAIL:", what)
-        failures += 1
+                             near, sequence, start_mission, write_scene)
 
 
 def ends_where_planned(emu, what):
@@ -140,9 +132,8 @@ def two_vehicles(tmp):
 def pick_one(tmp):
     """Two vehicles send to one udpin port: --mavlink-sysid 2 flies the
     second and leaves the first alone."""
-    port = free_udp_port()
-    emu = Emu(tmp, "--personality", "px4", "--sysids", "1,2", "--connect", "127.0.0.1:%d" % port)
-    rc, report, err, _ = mission(url_in(port), "mf(100)", tmp, "--mavlink-sysid", "2",
+    emu, url = vehicle(tmp, "px4", "--sysids", "1,2")
+    rc, report, err, _ = mission(url, "mf(100)", tmp, "--mavlink-sysid", "2",
                                  "--scene", write_scene(tmp))
     emu.stop()
     check(rc == 0 and report and report["ok"], "pick one: the mission flies vehicle 2: %d %s"
@@ -155,16 +146,5 @@ def pick_one(tmp):
           % sequence(emu, 1))
 
 
-def main():
-    tmp = tempfile.mkdtemp()
-    tests = (px4, ardupilot, geofence, two_vehicles, pick_one)
-    only = sys.argv[1:]
-    for t in tests:
-        if not only or t.__name__ in only:
-            t(tmp)
-    print("%d failed" % failures if failures else "ok")
-    sys.exit(1 if failures else 0)
-
-
 if __name__ == "__main__":
-    main()
+    main((px4, ardupilot, geofence, two_vehicles, pick_one))

@@ -489,7 +489,14 @@ static int mav_takeoff(drone *d, char *err, size_t errlen)
         m->flying = false;
         m->up = false;
         m->streaming = false;
+        bool armed = mavlink_armed(&m->tm) && !m->lost;
         pthread_mutex_unlock(&m->lock);
+        /* A takeoff given up on may still come (its command and answer
+         * late, or a repeat): disarmed, the vehicle refuses it, and does
+         * not fly off with nobody flying it. */
+        char derr[300];
+        if (armed && mavlink_disarm(m, derr, sizeof derr))
+            mavlink_progress(m, "the takeoff failed and the vehicle stays armed: %s", derr);
     }
     return rc;
 }

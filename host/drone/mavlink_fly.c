@@ -218,6 +218,12 @@ int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen)
 #define STALE_INTERVALS 5
 #define STALE_MIN_MS 3000
 
+bool mavlink_stream_stale(int slot, double seen, double now)
+{
+    double stale = fmax(STALE_MIN_MS, STALE_INTERVALS * streams[slot].interval_us / 1000);
+    return seen == 0 || now - seen > stale;
+}
+
 void mavlink_refresh_streams(mavlink_drv *m)
 {
     double now = clock_now_ms();
@@ -225,9 +231,8 @@ void mavlink_refresh_streams(mavlink_drv *m)
         pthread_mutex_lock(&m->lock);
         double seen = m->stream_ms[i];
         pthread_mutex_unlock(&m->lock);
-        double stale = fmax(STALE_MIN_MS, STALE_INTERVALS * streams[i].interval_us / 1000);
         char err[256];
-        if (seen == 0 || now - seen > stale) request_stream(m, i, err, sizeof err);
+        if (mavlink_stream_stale(i, seen, now)) request_stream(m, i, err, sizeof err);
     }
 }
 
@@ -297,6 +302,29 @@ static int try_arm(mavlink_drv *m, char *err, size_t errlen)
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen)
 {
     return until_ready(m, try_arm, "to arm", err, errlen);
+}
+
+static bool disarmed(mavlink_drv *m, void *ud)
+{
+    (void)ud;
+    return !mavlink_armed(&m->tm);
+}
+
+/* Never forced (param2 stays 0): an autopilot that sees itself flying
+ * refuses. Hurried (no cancel poll: it follows a cancelled takeoff too),
+ * so a few tries for a lossy link. */
+#define DISARM_TRIES 3
+
+int mavlink_disarm(mavlink_drv *m, char *err, size_t errlen)
+{
+    float p[7] = {0, 0};
+    int rc = -1;
+    for (int i = 0; i < DISARM_TRIES && rc; i++) {
+        rc = mavlink_command(m, MAV_CMD_COMPONENT_ARM_DISARM, p, "the disarm", disarmed, true, err,
+                             errlen);
+        if (rc && (strstr(err, "refused") || strstr(err, "silent"))) break;
+    }
+    return rc;
 }
 
 /* Locked: the target at world pose W. */

@@ -181,10 +181,15 @@ int mavlink_command(mavlink_drv *m, uint16_t cmd, const float param[7], const ch
 int mavlink_request_streams(mavlink_drv *m, char *err, size_t errlen);
 /* The slot of MSGID among the streams asked for, or -1. */
 int mavlink_stream_slot(uint32_t msgid);
+/* Whether the stream of SLOT, last heard at SEEN (0: never), is to be asked
+ * for again at NOW (clock_now_ms). */
+bool mavlink_stream_stale(int slot, double seen, double now);
 /* Asks again for every stream not heard for a while (stream_ms). */
 void mavlink_refresh_streams(mavlink_drv *m);
 int mavlink_set_mode_guided(mavlink_drv *m, char *err, size_t errlen);
 int mavlink_arm(mavlink_drv *m, char *err, size_t errlen);
+/* Disarms the vehicle on the ground (never forced; a few quick tries). */
+int mavlink_disarm(mavlink_drv *m, char *err, size_t errlen);
 void mavlink_hold_here(mavlink_drv *m);
 int mavlink_set_target(mavlink_drv *m, const drone_pose *world, char *err, size_t errlen);
 int mavlink_send_target(mavlink_drv *m, char *err, size_t errlen);

@@ -4,7 +4,8 @@
  * clean address space: nothing of the host (the drone's link, the store,
  * keys in memory) is mapped in it, and its only descriptor beyond 0-2 is
  * its end of a socketpair. The pool keeps up to one worker per core (or
- * ALOFT_WORKERS) and places each mission in the least busy one; a worker
+ * ALOFT_WORKERS) and places each mission in an idle one, else in a fresh
+ * one while there are fewer, else in the least busy one; a worker
  * that dies is dropped from the pool, and the next mission starts a fresh
  * one.
  *
@@ -309,8 +310,13 @@ int vm_pool_join(vm *v, char *err, size_t errlen)
         n++;
         if (best < 0 || pool[i]->nmissions < pool[best]->nmissions) best = i;
     }
-    /* a fresh worker while there are fewer than wanted, or all are busy */
-    if (n < wanted() || best < 0) {
+    /* An idle worker first: one that read the skill files, or ran a mission
+     * that ended, serves the next as well as a fresh one would (each job
+     * gets a fresh Lua state there: worker.c, skill_meta.c), without one
+     * process more. A fresh one only while all are busy and there are
+     * fewer than wanted. */
+    bool idle = best >= 0 && pool[best]->nmissions == 0;
+    if (!idle && (n < wanted() || best < 0)) {
         vm_wproc *w = start(err, errlen);
         if (!w) {
             pthread_mutex_unlock(&pool_mu);

@@ -11,6 +11,7 @@ const { Vehicle } = require('./emu/vehicle');
 const { makeRng } = require('./emu/rng');
 const { decode } = require('./emu/messages');
 const gust = require('./emu/gust');
+const pause = require('./emu/pause');
 
 const USAGE = `usage: vehicle_emu.js [options]
   --personality px4|ardupilot   the autopilot to behave like (default px4)
@@ -31,6 +32,10 @@ const USAGE = `usage: vehicle_emu.js [options]
   --refuse-arm                  refuse every arming, with a STATUSTEXT
   --ack-fail CMD,...            answer these MAV_CMD ids with MAV_RESULT_FAILED
   --no-ack CMD,...              never answer these MAV_CMD ids
+  --ack-lost CMD,...            act on these MAV_CMD ids but lose their COMMAND_ACK
+                                (the vehicle's state shows what they did)
+  --act-after-ms N              the commands of --ack-lost take effect N ms after
+                                they come (default 0)
   --garbage P                   put junk bytes before this fraction of frames
   --disarm-delay-s N            disarm when armed on the ground this long (default 10)
   --offboard-loss-ms N          PX4: leave offboard after N ms without setpoints
@@ -51,7 +56,10 @@ const USAGE = `usage: vehicle_emu.js [options]
                                 releases send them), GLOBAL_POSITION_INT's
                                 relative_alt stays above home (default 0)
   --gust CM_S,AFTER_S,FOR_S     once AFTER_S s in the air, push the vehicle east at CM_S
-                                cm/s for FOR_S s (faster than --speed: it is carried off)`;
+                                cm/s for FOR_S s (faster than --speed: it is carried off)
+  --pause-stream MSGID,AFTER_S,FOR_MS
+                                once AFTER_S s in the air, stop streaming message MSGID
+                                for FOR_MS ms (then it streams again at its interval)`;
 
 function fail(msg) {
   process.stderr.write('vehicle_emu: ' + msg + '\n' + USAGE + '\n');
@@ -81,8 +89,8 @@ function parseArgs(argv) {
   const o = {
     personality: 'px4', sysids: [1], connect: [], listen: null, loss: 0, seed: 1, delayMs: 0,
     bootMs: 0, log: null, maxRuntimeS: 120, silentAfterS: null, refuseArm: false, ackFail: [],
-    noAck: [], garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
-    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [], fsGcsS: null, gust: null,
+    noAck: [], ackLost: [], actAfterMs: 0, garbage: 0, disarmDelayS: 10, offboardLossMs: 1000, speed: 3, climb: 1.5,
+    battery: 95, drainPerS: 0.05, originAltM: 0, positionOkMs: 0, ignoreFirstInterval: [], fsGcsS: null, gust: null, pause: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -103,6 +111,8 @@ function parseArgs(argv) {
       case '--refuse-arm': o.refuseArm = true; break;
       case '--ack-fail': o.ackFail = list(a, v(), 0, 65535); break;
       case '--no-ack': o.noAck = list(a, v(), 0, 65535); break;
+      case '--ack-lost': o.ackLost = list(a, v(), 0, 65535); break;
+      case '--act-after-ms': o.actAfterMs = num(a, v(), 0, 600000); break;
       case '--garbage': o.garbage = num(a, v(), 0, 1); break;
       case '--disarm-delay-s': o.disarmDelayS = num(a, v(), 0, 3600); break;
       case '--offboard-loss-ms': o.offboardLossMs = num(a, v(), 1, 60000); break;
@@ -114,6 +124,7 @@ function parseArgs(argv) {
       case '--ignore-first-interval': o.ignoreFirstInterval = list(a, v(), 0, 16777215); break;
       case '--origin-alt-m': o.originAltM = num(a, v(), -100, 100); break;
       case '--gust': o.gust = gust.parse(v()); if (!o.gust) fail('--gust wants CM_S,AFTER_S,FOR_S (CM_S in (0, 10000], FOR_S > 0)'); break;
+      case '--pause-stream': o.pause = pause.parse(v()); if (!o.pause) fail('--pause-stream wants MSGID,AFTER_S,FOR_MS (a streamed message id, FOR_MS > 0)'); break;
       case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default: fail(`unknown option '${a}'`);
     }
@@ -142,6 +153,7 @@ async function main() {
     : { homeLat: -35.363262, homeLon: 149.165237, homeAlt: 584 };
   const vehicles = o.sysids.map((id, i) => new Vehicle(id, i, Object.create(personality), link, log, { ...o, ...home }));
   if (o.gust) vehicles.forEach((v) => gust.install(v, o.gust));
+  if (o.pause) vehicles.forEach((v) => pause.install(v, o.pause));
   link.onPacket = (packet, peer) => {
     const msg = decode(packet);
     if (!msg) return;

@@ -126,6 +126,15 @@ class Vehicle {
       return;
     }
     const params = [msg._param1, msg._param2, msg._param3, msg._param4, msg._param5, msg._param6, msg._param7];
+    if (this.opts.ackLost.includes(c)) {
+      // Done (now or a while later), but the answer never reaches the
+      // ground station: only the vehicle's state tells.
+      this.event('ack_lost', { command: c });
+      const act = () => this.event('acted', { command: c, result: RESULT_NAME[this.p.command(this, c, params, peer)] });
+      if (this.opts.actAfterMs > 0) setTimeout(act, this.opts.actAfterMs);
+      else act();
+      return;
+    }
     let result;
     if (c === CMD.SET_MESSAGE_INTERVAL) result = this.messageInterval(params[0], params[1]);
     else if (c === CMD.REQUEST_MESSAGE) result = this.requestMessage(params[0]);
