@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """Takeoff and landing when the COMMAND_ACK never comes
 (host/drone/mavlink_fly.c, mavlink_command; mavlink.c, takeoff_ardupilot
 and mav_land), against the vehicle emulator's --ack-lost (the vehicle acts

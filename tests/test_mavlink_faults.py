@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """What goes wrong with a MAVLink vehicle, against the vehicle emulator
 (tests/mavlink/vehicle_emu.js): a link that falls silent ends the mission
 in bounded time; a refused arming, a failed takeoff or mode switch and an

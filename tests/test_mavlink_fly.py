@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """Missions of `aloft run --drone mavlink` against the vehicle emulator
 (tests/mavlink/vehicle_emu.js, on node-mavlink) in both personalities: the
 messages of a mission in the order each autopilot needs (PX4: setpoints

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# labels: mavlink
+# labels: mavlink waits
 """A telemetry stream that stops coming is asked for again, at the edge of
 the rule (host/drone/mavlink_fly.c, mavlink_refresh_streams): a stream
 sent every 250 ms (GLOBAL_POSITION_INT as aloft asks for it) is stale once

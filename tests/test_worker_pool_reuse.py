@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# labels: sandbox pool
+# labels: sandbox pool waits
 """The pool places a mission in an idle worker before it starts a new one
 (SPEC §6, host/worker/vm_pool.c).
 
