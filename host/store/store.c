@@ -12,6 +12,7 @@
  * is opt-in (STORE_OPEN_SYNC_FULL) for setups that must survive a power cut.
  */
 #include "store/store_impl.h"
+#include "store/store_writer.h"
 
 #include "clock.h"
 
@@ -323,6 +324,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);
+    store_writer_init(s);
     s->owner_fd = -1;
     bool memory = strcmp(s->path, ":memory:") == 0;
     struct stat sb;
@@ -365,6 +367,8 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
 void store_close(store *s)
 {
     if (!s) return;
+    /* Whatever missions handed to the writer is committed first. */
+    store_writer_stop(s);
     close_connection(s);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <time.h>
 
@@ -36,8 +37,10 @@ struct store {
     sqlite3 *db;
     pthread_mutex_t lock;
     sqlite3_stmt *st[STORE_ST_COUNT];
-    int owner_fd;   /* lock file of running missions, or -1 */
-    int wal_frames; /* WAL size after this connection's last commit */
+    int owner_fd;                /* lock file of running missions, or -1 */
+    int wal_frames;              /* WAL size after this connection's last commit */
+    bool checkpoint_due;         /* a mission ended: fold a large WAL after the commit */
+    struct store_writer *writer; /* runs the writes (store_writer.h) */
     char path[PATH_MAX];
 };
 
