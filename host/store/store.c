@@ -56,6 +56,8 @@ int store_exec(store *s, const char *sql, char *err, size_t errlen)
 int store_read(store *s, int (*fn)(store *s, void *ud, char *err, size_t errlen), void *ud,
                char *err, size_t errlen)
 {
+    /* What missions handed over without waiting is part of what they did. */
+    store_writer_flush(s);
     pthread_mutex_lock(&s->lock);
     int rc = store_exec(s, "BEGIN", err, errlen);
     if (rc == 0) {

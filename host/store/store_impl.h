@@ -50,7 +50,18 @@ struct store_mission {
     int seq;      /* last event number used in this mission */
     int plans;    /* last plan number used */
     double t0_ms; /* clock_now_ms() at begin */
+    /* A record handed to the writer without waiting (a scene, a view's
+     * sightings) that failed: reported by the mission's next record that
+     * waits, then forgotten. Under the store's lock. */
+    char lost[512];
 };
+
+/* Remembers ERR as M's lost record, unless one is remembered already. */
+void store_mission_lose(store_mission *m, const char *err);
+
+/* Takes M's lost record's message into ERR (and forgets it): returns -1 if
+ * there was one, else 0. */
+int store_mission_take_lost(store_mission *m, char *err, size_t errlen);
 
 /* Writes "PATH: WHAT: sqlite's message" to ERR, naming corruption and
  * "not a database" plainly. Returns -1. */

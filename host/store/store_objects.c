@@ -136,12 +136,48 @@ int64_t store_record_object(store_mission *m, const char *cls, double x, double 
     return record_sightings(m, &v, 1, err, errlen);
 }
 
+/* A view handed to the writer without waiting: its sightings and the
+ * copies of their classes. */
+typedef struct posted_view {
+    store_job job; /* first: the job is the record */
+    sightings_args a;
+    char now[32];
+    store_sighting v[];
+} posted_view;
+
+static void view_done(store_job *j)
+{
+    posted_view *p = (posted_view *)j;
+    if (j->rc) store_mission_lose(p->a.m, j->err);
+    free(p);
+}
+
+/* A view's sightings need no answer: they are handed over, and like a
+ * scene (store_record.c) they are on disk before the mission's next record
+ * that waits; a failure is reported by that record. */
 int store_record_objects(store_mission *m, const store_sighting *v, int n, char *err, size_t errlen)
 {
     for (int i = 0; i < n; i++)
         if (check_sighting(v[i].cls, v[i].x, v[i].y, v[i].z, err, errlen)) return -1;
     if (n <= 0) return 0;
-    return record_sightings(m, v, n, err, errlen) < 0 ? -1 : 0;
+    size_t names = 0;
+    for (int i = 0; i < n; i++)
+        names += strlen(v[i].cls) + 1;
+    posted_view *p = calloc(1, sizeof *p + (size_t)n * sizeof *v + names);
+    if (!p) return errmsg_set(err, errlen, "cannot record the objects: out of memory");
+    char *name = (char *)&p->v[n];
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(v[i].cls) + 1;
+        p->v[i] = v[i];
+        p->v[i].cls = memcpy(name, v[i].cls, len);
+        name += len;
+    }
+    store_now_iso(p->now, sizeof p->now);
+    p->a = (sightings_args){.m = m, .v = p->v, .n = n, .now = p->now};
+    p->job = (store_job){
+        .run = sightings_job, .done = view_done, .what = "cannot record the object", .ud = &p->a};
+    store_writer_post(m->s, &p->job);
+    return 0;
 }
 
 void store_object_row(sqlite3_stmt *q, store_object *o)
@@ -161,6 +197,7 @@ void store_object_row(sqlite3_stmt *q, store_object *o)
 
 int store_objects(store *s, const char *cls, store_object *out, int max, char *err, size_t errlen)
 {
+    store_writer_flush(s); /* the views handed over are remembered */
     pthread_mutex_lock(&s->lock);
     sqlite3_stmt *q;
     int n = -1;

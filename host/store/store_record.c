@@ -37,6 +37,25 @@ static double event_time(const store_mission *m, double t_ms)
     return t_ms < 0 ? elapsed_ms(m) : t_ms;
 }
 
+void store_mission_lose(store_mission *m, const char *err)
+{
+    pthread_mutex_lock(&m->s->lock);
+    if (!m->lost[0]) snprintf(m->lost, sizeof m->lost, "%s", err);
+    pthread_mutex_unlock(&m->s->lock);
+}
+
+int store_mission_take_lost(store_mission *m, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&m->s->lock);
+    int ret = 0;
+    if (m->lost[0]) {
+        ret = errmsg_set(err, errlen, "%s", m->lost);
+        m->lost[0] = '\0';
+    }
+    pthread_mutex_unlock(&m->s->lock);
+    return ret;
+}
+
 /* Refuses text that is not JSON (args, returns): the log prints it as JSON. */
 static int check_json(const char *text, const char *what, char *err, size_t errlen)
 {
@@ -218,7 +237,8 @@ static int write_end(store_mission *m, store_status status, const char *error,
                   .release = release};
     store_job j = {.run = end_job, .after = end_after, .what = "cannot end the mission", .ud = &a};
     if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
-    return 0;
+    /* The end is written; a record lost before it still fails the call. */
+    return store_mission_take_lost(m, err, errlen);
 }
 
 int store_mission_end(store_mission *m, store_status status, const char *error,
@@ -240,6 +260,8 @@ int store_mission_mark(store_mission *m, store_status status, const char *error,
 void store_mission_abandon(store_mission *m)
 {
     if (!m) return;
+    /* Its records still queued name M: they go first. */
+    store_writer_flush(m->s);
     /* The store may stay open (shared by other missions): its lock on the
      * mission goes now, as it would with the store. */
     pthread_mutex_lock(&m->s->lock);
@@ -304,6 +326,7 @@ static int record_event(event_args *a, const char *what, int64_t *id, char *err,
     a->t_ms = event_time(a->m, a->t_ms);
     store_job j = {.run = event_job, .what = what, .ud = a};
     if (store_writer_run(a->m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
+    if (store_mission_take_lost(a->m, err, errlen)) return -1;
     if (id) *id = j.result;
     return 0;
 }
@@ -377,6 +400,7 @@ int store_record_plan(store_mission *m, double t_ms, int64_t llm_id, const char 
                     .ref = llm_id};
     store_job j = {.run = plan_job, .undo = plan_undo, .what = "cannot record the plan", .ud = &a};
     if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
+    if (store_mission_take_lost(m, err, errlen)) return -1;
     return (int)j.result;
 }
 
@@ -470,7 +494,7 @@ int store_call_end(store_mission *m, int64_t call_id, const store_call_result *r
     call_end_args a = {.m = m, .call_id = call_id, .r = r};
     store_job j = {.run = call_end_job, .what = "cannot record the skill result", .ud = &a};
     if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
-    return 0;
+    return store_mission_take_lost(m, err, errlen);
 }
 
 typedef struct violation_args {
@@ -515,11 +539,39 @@ static int bind_scene(sqlite3_stmt *st, const event_args *a)
     return 0;
 }
 
+/* A scene handed over without waiting: nothing waits for it, and the
+ * mission's next record that waits (its LLM request's exchange, a skill
+ * call before the drone acts) is queued after it. */
+typedef struct posted_scene {
+    store_job job; /* first: the job is the record */
+    event_args a;
+    scene_args v;
+    char text[];
+} posted_scene;
+
+static void posted_done(store_job *j)
+{
+    posted_scene *p = (posted_scene *)j;
+    if (j->rc) store_mission_lose(p->a.m, j->err);
+    free(p);
+}
+
 int store_record_scene(store_mission *m, double t_ms, const char *description, bool has_pose,
                        double x, double y, double z, double yaw, char *err, size_t errlen)
 {
-    scene_args v = {
-        .description = description, .has_pose = has_pose, .x = x, .y = y, .z = z, .yaw = yaw};
-    event_args a = {.m = m, .which = STORE_ST_SCENE, .t_ms = t_ms, .bind = bind_scene, .x = &v};
-    return record_event(&a, "cannot record the scene", NULL, err, errlen);
+    size_t len = description ? strlen(description) + 1 : 1;
+    posted_scene *p = calloc(1, sizeof *p + len);
+    if (!p) return errmsg_set(err, errlen, "cannot record the scene: out of memory");
+    memcpy(p->text, description ? description : "", len);
+    p->v = (scene_args){
+        .description = p->text, .has_pose = has_pose, .x = x, .y = y, .z = z, .yaw = yaw};
+    p->a = (event_args){.m = m,
+                        .which = STORE_ST_SCENE,
+                        .t_ms = event_time(m, t_ms),
+                        .bind = bind_scene,
+                        .x = &p->v};
+    p->job = (store_job){
+        .run = event_job, .done = posted_done, .what = "cannot record the scene", .ud = &p->a};
+    store_writer_post(m->s, &p->job);
+    return 0;
 }

@@ -67,4 +67,8 @@ int store_writer_run(store *s, store_job *j);
  * room in the queue. */
 void store_writer_post(store *s, store_job *j);
 
+/* Waits until every job queued before the call is done: for a reader that
+ * must see what was handed over without waiting. */
+void store_writer_flush(store *s);
+
 #endif
