@@ -56,6 +56,19 @@ int store_mission_take_lost(store_mission *m, char *err, size_t errlen)
     return ret;
 }
 
+/* Runs J, a record of M, and waits for it: -1 with its error, or with the
+ * error of a record of M handed over before it that was lost (covered by
+ * J's own error when J failed too, as in one failed group). */
+static int run_waited(store_mission *m, store_job *j, char *err, size_t errlen)
+{
+    int rc = store_writer_run(m->s, j);
+    char lost[512];
+    bool was_lost = store_mission_take_lost(m, lost, sizeof lost) != 0;
+    if (rc) return errmsg_set(err, errlen, "%s", j->err);
+    if (was_lost) return errmsg_set(err, errlen, "%s", lost);
+    return 0;
+}
+
 /* Refuses text that is not JSON (args, returns): the log prints it as JSON. */
 static int check_json(const char *text, const char *what, char *err, size_t errlen)
 {
@@ -236,9 +249,9 @@ static int write_end(store_mission *m, store_status status, const char *error,
                   .duration = elapsed_ms(m),
                   .release = release};
     store_job j = {.run = end_job, .after = end_after, .what = "cannot end the mission", .ud = &a};
-    if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
-    /* The end is written; a record lost before it still fails the call. */
-    return store_mission_take_lost(m, err, errlen);
+    /* Even when only a record lost before it fails the call, the end is
+     * written. */
+    return run_waited(m, &j, err, errlen);
 }
 
 int store_mission_end(store_mission *m, store_status status, const char *error,
@@ -325,8 +338,7 @@ static int record_event(event_args *a, const char *what, int64_t *id, char *err,
 {
     a->t_ms = event_time(a->m, a->t_ms);
     store_job j = {.run = event_job, .what = what, .ud = a};
-    if (store_writer_run(a->m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
-    if (store_mission_take_lost(a->m, err, errlen)) return -1;
+    if (run_waited(a->m, &j, err, errlen)) return -1;
     if (id) *id = j.result;
     return 0;
 }
@@ -399,8 +411,7 @@ int store_record_plan(store_mission *m, double t_ms, int64_t llm_id, const char 
                     .x = &p,
                     .ref = llm_id};
     store_job j = {.run = plan_job, .undo = plan_undo, .what = "cannot record the plan", .ud = &a};
-    if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
-    if (store_mission_take_lost(m, err, errlen)) return -1;
+    if (run_waited(m, &j, err, errlen)) return -1;
     return (int)j.result;
 }
 
@@ -493,8 +504,7 @@ int store_call_end(store_mission *m, int64_t call_id, const store_call_result *r
     if (check_json(r->ret_json, "skill result", err, errlen)) return -1;
     call_end_args a = {.m = m, .call_id = call_id, .r = r};
     store_job j = {.run = call_end_job, .what = "cannot record the skill result", .ud = &a};
-    if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
-    return store_mission_take_lost(m, err, errlen);
+    return run_waited(m, &j, err, errlen);
 }
 
 typedef struct violation_args {
