@@ -351,7 +351,10 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
             store_close(s);
             return NULL;
         }
-        if (configure(s, flags, err, errlen) == 0) return s;
+        if (configure(s, flags, err, errlen) == 0) {
+            if (!(flags & STORE_OPEN_EXISTING)) store_writer_start(s);
+            return s;
+        }
         /* Processes opening a new database at once race for the switch to
          * WAL, and SQLite refuses a lock upgrade that could deadlock without
          * waiting for the busy timeout: start again, for as long as the

@@ -182,14 +182,29 @@ void store_writer_stop(store *s)
     s->writer = NULL;
 }
 
-/* Queues J, starting the thread the first time (W->mu held). Returns -1
- * when there is no thread to run it: the caller runs it itself. */
-static int enqueue(store *s, struct store_writer *w, store_job *j)
+/* Starts the thread unless it runs or cannot (W->mu held). */
+static void start_locked(store *s, struct store_writer *w)
 {
     if (!w->started && !w->no_thread) {
         w->started = pthread_create(&w->thread, NULL, writer_main, s) == 0;
         w->no_thread = !w->started;
     }
+}
+
+void store_writer_start(store *s)
+{
+    struct store_writer *w = s->writer;
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    start_locked(s, w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Queues J, starting the thread the first time (W->mu held). Returns -1
+ * when there is no thread to run it: the caller runs it itself. */
+static int enqueue(store *s, struct store_writer *w, store_job *j)
+{
+    start_locked(s, w);
     if (w->no_thread || w->stopping) return -1;
     while (w->queued >= STORE_WRITER_MAX_QUEUE && !j->waited)
         pthread_cond_wait(&w->room, &w->mu);

@@ -56,6 +56,10 @@ struct store_job {
 /* Prepares the writer of S (its thread starts with the first job). */
 void store_writer_init(store *s);
 
+/* Starts the writer's thread now: a store opened to record missions has it
+ * from the start, so that a server's threads at rest include it. */
+void store_writer_start(store *s);
+
 /* Runs every job still queued, stops the thread and frees the writer. */
 void store_writer_stop(store *s);
 
