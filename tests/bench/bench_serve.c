@@ -1,7 +1,9 @@
 /*
  * bench_serve: hundreds of drones in one `aloft serve` (SPEC §13), against
- * the fake LLM (tests/fake_llm.py, replies at once), real HTTP on loopback,
- * a real store. Issue targets:
+ * a chat-completions server that answers every request at once
+ * (quick_llm.h: the Python fake LLM of the tests would queue a hundred
+ * requests for tens of milliseconds), real HTTP on loopback, a real store.
+ * Issue targets:
  *
  *  - memory: per idle drone (RSS of a server with N drones minus one with
  *    1, over N - 1) and per flying mission (RSS with every drone flying
@@ -20,16 +22,24 @@
  *
  *   bench_serve [OUT.json]      (SRC=source root; the aloft binary beside)
  */
-#include "../fake_llm.h"
 #include "bench_out.h"
+#include "quick_llm.h"
 #include "clock.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MANY 500
 #define TOGETHER 100
@@ -408,18 +418,15 @@ int main(int argc, char **argv)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    fake_llm llm;
-    if (fake_llm_start(&llm,
-                       "{\"responses\":[{\"content\":\"tc(90);d(5000);->True\","
-                       "\"times\":100000}]}",
-                       0)) {
+    quick_llm llm;
+    if (quick_llm_start(&llm, "tc(90);d(5000);->True")) {
         remove_store();
         return 1;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     results r = {0};
     int rc = measure(llm.base_url, &r);
-    fake_llm_stop(&llm);
+    quick_llm_stop(&llm);
     curl_global_cleanup();
     if (rc == 0) report(&r, bench_out(argc, argv));
     remove_store();
