@@ -22,6 +22,7 @@ struct store_writer {
     pthread_cond_t room; /* the queue shrank */
     store_job *head, *tail;
     int queued;
+    int posted; /* jobs handed over without waiting and not yet done */
     bool started, stopping, no_thread;
     pthread_t thread;
 };
@@ -112,6 +113,7 @@ static void complete(struct store_writer *w, store_job *g)
             pthread_mutex_unlock(&w->mu);
             j->done(j);
             pthread_mutex_lock(&w->mu);
+            w->posted--;
         }
     }
     pthread_mutex_unlock(&w->mu);
@@ -256,6 +258,7 @@ void store_writer_post(store *s, store_job *j)
     if (w) {
         pthread_mutex_lock(&w->mu);
         int queued = enqueue(s, w, j);
+        if (queued == 0) w->posted++;
         pthread_mutex_unlock(&w->mu);
         if (queued == 0) return;
     }
@@ -272,6 +275,14 @@ static int nothing(store *s, store_job *j)
 
 void store_writer_flush(store *s)
 {
+    /* Only when something was handed over: a reader of a store that writes
+     * nothing (`aloft log`) never takes the write lock. */
+    struct store_writer *w = s->writer;
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    int posted = w->posted;
+    pthread_mutex_unlock(&w->mu);
+    if (posted == 0) return;
     store_job j = {.run = nothing, .what = "cannot write"};
     store_writer_run(s, &j);
 }
