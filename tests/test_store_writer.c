@@ -5,6 +5,8 @@
  *   holds exactly its own records, complete and in order, and the views
  *   handed over without waiting are all remembered;
  * - closing the store while records are still queued commits them first;
+ * - reading a store (as `aloft log` does) never waits for another
+ *   process's write transaction;
  * - a write that cannot be committed (the file-size limit stands in for a
  *   full disk) fails every record of its group with the database's
  *   message, a failed scene is reported by the mission's next record, and
@@ -17,6 +19,8 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +208,41 @@ static void test_close_commits_queued_records(void)
     store_close(s);
 }
 
+/* ---- reading while another process writes ------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_reading_never_waits_for_a_writer(void)
+{
+    char err[256];
+    const char *path = tmp_path("many.db"); /* the first test's missions */
+    sqlite3 *other;
+    CHECK(sqlite3_open(path, &other) == SQLITE_OK &&
+              sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK,
+          "another connection holds the write lock");
+    double t0 = now_s();
+    store *s = store_open(path, STORE_OPEN_EXISTING, err, sizeof err);
+    CHECK(s, "open: %s", err);
+    cJSON *list = s ? store_list_json(s, err, sizeof err) : NULL;
+    cJSON *doc = s ? store_mission_json(s, 1, err, sizeof err) : NULL;
+    store_object o[1];
+    int n = s ? store_objects(s, NULL, o, 1, err, sizeof err) : -1;
+    store_close(s);
+    /* A reader that took the write lock would wait for the busy timeout
+     * (10 s) here; 5 s leaves room for a slow machine and still tells. */
+    double took = now_s() - t0;
+    CHECK(list && doc && n == 1 && took < 5.0, "read while another writes: %.1f s: %s", took, err);
+    cJSON_Delete(list);
+    cJSON_Delete(doc);
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(other);
+}
+
 /* ---- a write that cannot be committed ----------------------------------- */
 
 typedef struct big_caller {
@@ -339,6 +378,7 @@ int main(void)
     }
     test_many_missions_at_once();
     test_close_commits_queued_records();
+    test_reading_never_waits_for_a_writer();
     test_full_disk_fails_the_group();
     return check_finish("test_store_writer", tmpdir);
 }
