@@ -68,7 +68,8 @@ static void run_group(store *s, store_job *g)
 {
     char why[512];
     pthread_mutex_lock(&s->lock);
-    if (store_exec(s, "BEGIN IMMEDIATE", why, sizeof why)) {
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        store_db_error(s, g->what, why, sizeof why);
         for (store_job *j = g; j; j = j->next)
             j->rc = errmsg_set(j->err, sizeof j->err, "%s", why);
         pthread_mutex_unlock(&s->lock);
