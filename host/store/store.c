@@ -12,6 +12,7 @@
  * is opt-in (STORE_OPEN_SYNC_FULL) for setups that must survive a power cut.
  */
 #include "store/store_impl.h"
+#include "store/store_writer.h"
 
 #include "clock.h"
 
@@ -55,6 +56,8 @@ int store_exec(store *s, const char *sql, char *err, size_t errlen)
 int store_read(store *s, int (*fn)(store *s, void *ud, char *err, size_t errlen), void *ud,
                char *err, size_t errlen)
 {
+    /* What missions handed over without waiting is part of what they did. */
+    store_writer_flush(s);
     pthread_mutex_lock(&s->lock);
     int rc = store_exec(s, "BEGIN", err, errlen);
     if (rc == 0) {
@@ -323,6 +326,7 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);
+    store_writer_init(s);
     s->owner_fd = -1;
     bool memory = strcmp(s->path, ":memory:") == 0;
     struct stat sb;
@@ -347,7 +351,10 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
             store_close(s);
             return NULL;
         }
-        if (configure(s, flags, err, errlen) == 0) return s;
+        if (configure(s, flags, err, errlen) == 0) {
+            if (!(flags & STORE_OPEN_EXISTING)) store_writer_start(s);
+            return s;
+        }
         /* Processes opening a new database at once race for the switch to
          * WAL, and SQLite refuses a lock upgrade that could deadlock without
          * waiting for the busy timeout: start again, for as long as the
@@ -365,6 +372,8 @@ store *store_open(const char *path, int flags, char *err, size_t errlen)
 void store_close(store *s)
 {
     if (!s) return;
+    /* Whatever missions handed to the writer is committed first. */
+    store_writer_stop(s);
     close_connection(s);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -3,17 +3,22 @@
  * statement, skill call, constraint violation and scene snapshot, written to
  * SQLite as it happens, plus a memory of objects seen merged across missions.
  *
- * Durability: every store_record_* and store_call_* call is its own committed
- * write and returns only after the commit, so whatever the drone did before
- * a crash is on disk before the next drone action. A mission whose process
- * died is marked "interrupted" by the next store_open and keeps every event
- * it recorded.
+ * Durability: every store_record_* and store_call_* call returns only after
+ * its record is committed, so whatever the drone did before a crash is on
+ * disk before the next drone action. Two exceptions need no answer and are
+ * handed over without waiting: store_record_scene and store_record_objects
+ * (what the drone saw); they are committed with or before the mission's next
+ * record, and a failure of theirs is that record's error. One writer thread
+ * per store commits the records of all its missions, whatever is queued at
+ * once in one transaction (group commit). A mission whose process died is
+ * marked "interrupted" by the next store_open and keeps every event it
+ * recorded.
  *
  * Errors: functions return 0 (or a valid id / handle) on success and -1 (or
  * NULL) on failure with a one-line message in ERR (which may be NULL).
  *
- * Threads: a store handle may be shared between threads (calls are
- * serialised by a mutex inside); several processes may write one database
+ * Threads: a store handle may be shared between threads (writes go through
+ * its writer thread, reads take a mutex inside); several processes may write one database
  * at the same time (WAL mode, short transactions, a busy timeout).
  */
 #ifndef ALOFT_STORE_STORE_H
@@ -197,7 +202,8 @@ int store_record_violation(store_mission *m, double t_ms, const char *skill, con
                            const char *reason, char *err, size_t errlen);
 
 /* Records what the drone saw: the scene description of SPEC §11 and the pose
- * it was seen from (HAS_POSE false if unknown). */
+ * it was seen from (HAS_POSE false if unknown). Returns without waiting for
+ * the commit (see the top): -1 only when out of memory. */
 int store_record_scene(store_mission *m, double t_ms, const char *description, bool has_pose,
                        double x, double y, double z, double yaw, char *err, size_t errlen);
 
@@ -254,7 +260,8 @@ typedef struct store_sighting {
 /* Records the N sightings of one view as store_record_object does, in one
  * transaction: many missions sharing a store wait for its lock once per
  * view, not once per object. On a refused sighting nothing of the view is
- * recorded. Returns 0, or -1 with a message. */
+ * recorded. Returns 0, or -1 with a message; a valid view is handed over
+ * without waiting for the commit (see the top). */
 int store_record_objects(store_mission *m, const store_sighting *v, int n, char *err,
                          size_t errlen);
 
@@ -265,7 +272,9 @@ int store_objects(store *s, const char *cls, store_object *out, int max, char *e
 
 /* The remembered objects of mission M's world (see store_mission_begin),
  * most recently seen first, at most MAX, into OUT, with how many seconds
- * ago each was last seen into AGE_S (>= 0). Returns how many, or -1. */
+ * ago each was last seen into AGE_S (>= 0). Returns how many, or -1. It
+ * does not wait for the views the mission just handed over (the objects in
+ * view, which the prompt describes as seen anyway); store_objects does. */
 int store_world_objects(store_mission *m, store_object *out, double *age_s, int max, char *err,
                         size_t errlen);
 

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <time.h>
 
@@ -36,8 +37,10 @@ struct store {
     sqlite3 *db;
     pthread_mutex_t lock;
     sqlite3_stmt *st[STORE_ST_COUNT];
-    int owner_fd;   /* lock file of running missions, or -1 */
-    int wal_frames; /* WAL size after this connection's last commit */
+    int owner_fd;                /* lock file of running missions, or -1 */
+    int wal_frames;              /* WAL size after this connection's last commit */
+    bool checkpoint_due;         /* a mission ended: fold a large WAL after the commit */
+    struct store_writer *writer; /* runs the writes (store_writer.h) */
     char path[PATH_MAX];
 };
 
@@ -47,7 +50,18 @@ struct store_mission {
     int seq;      /* last event number used in this mission */
     int plans;    /* last plan number used */
     double t0_ms; /* clock_now_ms() at begin */
+    /* A record handed to the writer without waiting (a scene, a view's
+     * sightings) that failed: reported by the mission's next record that
+     * waits, then forgotten. Under the store's lock. */
+    char lost[512];
 };
+
+/* Remembers ERR as M's lost record, unless one is remembered already. */
+void store_mission_lose(store_mission *m, const char *err);
+
+/* Takes M's lost record's message into ERR (and forgets it): returns -1 if
+ * there was one, else 0. */
+int store_mission_take_lost(store_mission *m, char *err, size_t errlen);
 
 /* Writes "PATH: WHAT: sqlite's message" to ERR, naming corruption and
  * "not a database" plainly. Returns -1. */

@@ -4,13 +4,14 @@
  * real drone, see store_mission_begin) is the same object seen again (its
  * position becomes the mean of its sightings); otherwise it is a new one.
  * Two scene files share coordinates but not objects.
- * The lookup and the write share one IMMEDIATE transaction so that two
- * missions seeing the same apple at once do not both create it. The lookup
+ * The lookup and the write share one job of the store's writer (one
+ * transaction at a time) so that two missions seeing the same apple at once
+ * do not both create it. The lookup
  * goes through the R*Tree objects_at (schema version 4) and its statements
  * are prepared once per store: a sighting costs the same with 20 or 20,000
  * remembered objects (tests/bench/bench_store.c measures it).
  */
-#include "store/store_impl.h"
+#include "store/store_writer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -94,41 +95,89 @@ static int check_sighting(const char *cls, double x, double y, double z, char *e
     return 0;
 }
 
+typedef struct sightings_args {
+    store_mission *m;
+    const store_sighting *v;
+    int n;
+    const char *now;
+} sightings_args;
+
+/* On the writer, in the job's savepoint: a refused sighting undoes the
+ * view's others. RESULT: the last sighting's object. */
+static int sightings_job(store *s, store_job *j)
+{
+    (void)s;
+    const sightings_args *a = j->ud;
+    for (int i = 0; i < a->n; i++) {
+        const store_sighting *v = &a->v[i];
+        j->result =
+            merge_locked(a->m, v->cls, v->x, v->y, v->z, v->conf, a->now, j->err, sizeof j->err);
+        if (j->result <= 0) return -1;
+    }
+    return 0;
+}
+
+static int64_t record_sightings(store_mission *m, const store_sighting *v, int n, char *err,
+                                size_t errlen)
+{
+    char now[32];
+    store_now_iso(now, sizeof now);
+    sightings_args a = {.m = m, .v = v, .n = n, .now = now};
+    store_job j = {.run = sightings_job, .what = "cannot record the object", .ud = &a};
+    if (store_writer_run(m->s, &j)) return errmsg_set(err, errlen, "%s", j.err);
+    return j.result;
+}
+
 int64_t store_record_object(store_mission *m, const char *cls, double x, double y, double z,
                             double conf, char *err, size_t errlen)
 {
     if (check_sighting(cls, x, y, z, err, errlen)) return -1;
-    char now[32];
-    store_now_iso(now, sizeof now);
-    store *s = m->s;
-    pthread_mutex_lock(&s->lock);
-    int64_t id = -1;
-    if (store_exec(s, "BEGIN IMMEDIATE", err, errlen) == 0) {
-        id = merge_locked(m, cls, x, y, z, conf, now, err, errlen);
-        if (id > 0 && store_exec(s, "COMMIT", err, errlen) != 0) id = -1;
-        if (id <= 0) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return id;
+    store_sighting v = {.cls = cls, .x = x, .y = y, .z = z, .conf = conf};
+    return record_sightings(m, &v, 1, err, errlen);
 }
 
+/* A view handed to the writer without waiting: its sightings and the
+ * copies of their classes. */
+typedef struct posted_view {
+    store_job job; /* first: the job is the record */
+    sightings_args a;
+    char now[32];
+    store_sighting v[];
+} posted_view;
+
+static void view_done(store_job *j)
+{
+    posted_view *p = (posted_view *)j;
+    if (j->rc) store_mission_lose(p->a.m, j->err);
+    free(p);
+}
+
+/* A view's sightings need no answer: they are handed over, and like a
+ * scene (store_record.c) they are on disk before the mission's next record
+ * that waits; a failure is reported by that record. */
 int store_record_objects(store_mission *m, const store_sighting *v, int n, char *err, size_t errlen)
 {
     for (int i = 0; i < n; i++)
         if (check_sighting(v[i].cls, v[i].x, v[i].y, v[i].z, err, errlen)) return -1;
     if (n <= 0) return 0;
-    char now[32];
-    store_now_iso(now, sizeof now);
-    store *s = m->s;
-    pthread_mutex_lock(&s->lock);
-    int rc = store_exec(s, "BEGIN IMMEDIATE", err, errlen);
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (merge_locked(m, v[i].cls, v[i].x, v[i].y, v[i].z, v[i].conf, now, err, errlen) <= 0)
-            rc = -1;
-    if (rc == 0) rc = store_exec(s, "COMMIT", err, errlen);
-    if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    pthread_mutex_unlock(&s->lock);
-    return rc ? -1 : 0;
+    size_t names = 0;
+    for (int i = 0; i < n; i++)
+        names += strlen(v[i].cls) + 1;
+    posted_view *p = calloc(1, sizeof *p + (size_t)n * sizeof *v + names);
+    if (!p) return errmsg_set(err, errlen, "cannot record the objects: out of memory");
+    char *name = (char *)&p->v[n];
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(v[i].cls) + 1;
+        p->v[i] = v[i];
+        p->v[i].cls = memcpy(name, v[i].cls, len);
+        name += len;
+    }
+    store_now_iso(p->now, sizeof p->now);
+    p->a = (sightings_args){.m = m, .v = p->v, .n = n, .now = p->now};
+    p->job = (store_job){
+        .run = sightings_job, .done = view_done, .what = "cannot record the object", .ud = &p->a};
+    store_writer_post(m->s, &p->job);
+    return 0;
 }
 
 void store_object_row(sqlite3_stmt *q, store_object *o)
@@ -148,6 +197,7 @@ void store_object_row(sqlite3_stmt *q, store_object *o)
 
 int store_objects(store *s, const char *cls, store_object *out, int max, char *err, size_t errlen)
 {
+    store_writer_flush(s); /* the views handed over are remembered */
     pthread_mutex_lock(&s->lock);
     sqlite3_stmt *q;
     int n = -1;
