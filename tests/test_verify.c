@@ -31,11 +31,13 @@ static verify_opts opts(const char *plan, int worlds, uint64_t seed)
     return o;
 }
 
+static cJSON *plan_report(const verify_opts *o, int *failed, char *err, size_t errlen);
+
 static cJSON *run(const char *plan, int worlds, uint64_t seed, int *failed)
 {
     verify_opts o = opts(plan, worlds, seed);
     char err[512] = "";
-    cJSON *rep = verify_plan(&o, failed, err, sizeof err);
+    cJSON *rep = plan_report(&o, failed, err, sizeof err);
     CHECK(rep, "%s: %s", plan, err);
     return rep;
 }
@@ -64,6 +66,31 @@ static bool list_has(const cJSON *o, const char *key, const char *needle)
 static const cJSON *failed_list(const cJSON *rep)
 {
     return cJSON_GetObjectItemCaseSensitive(rep, "failed");
+}
+
+/* verify_plan, its typed summary checked against its report: the numbers,
+ * the cancel and the first failing world's verdict. */
+static cJSON *plan_report(const verify_opts *o, int *failed, char *err, size_t errlen)
+{
+    verify_summary s;
+    memset(&s, 0x5a, sizeof s);
+    cJSON *rep = verify_plan(o, &s, err, errlen);
+    if (!rep) return NULL;
+    const cJSON *list = failed_list(rep), *first = cJSON_GetArrayItem(list, 0);
+    CHECK(s.worlds == num(rep, "worlds") && s.passed == num(rep, "passed") &&
+              s.failed == cJSON_GetArraySize(list),
+          "summary %d/%d/%d", s.worlds, s.passed, s.failed);
+    CHECK(s.cancelled == cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled")));
+    if (first)
+        CHECK(s.first_world == num(first, "world") &&
+                  strcmp(verify_kind_name(s.first_kind), str(first, "kind")) == 0 &&
+                  strcmp(s.first_reason, str(first, "reason")) == 0,
+              "first failure: %d %s %s", s.first_world, verify_kind_name(s.first_kind),
+              s.first_reason);
+    else
+        CHECK(s.first_world == -1, "no failure, first %d", s.first_world);
+    if (failed) *failed = s.failed;
+    return rep;
 }
 
 static void test_safe_plan(void)
@@ -119,10 +146,10 @@ static void test_visibility_branch(void)
         if (!listed) pass = i;
     }
     verify_opts o = opts(plan, 40, 1);
-    verify_kind k;
+    verify_verdict k;
     char err[256];
     cJSON *e = verify_world(&o, pass, &k, err, sizeof err);
-    CHECK(e && k == VERIFY_OK, "world %d", pass);
+    CHECK(e && k.kind == VERIFY_OK && k.reason[0] == '\0', "world %d", pass);
     CHECK(list_has(e, "branch", "1:1 ?iv('apple')==True{ -> False"));
     CHECK(!list_has(e, "branch", "mf(700)"));
     CHECK(list_has(e, "branch", "tc(10)"));
@@ -161,7 +188,7 @@ static void test_budget_and_error(void)
     o.limits.max_instructions = 200000;
     int failed = -1;
     char err[256];
-    cJSON *rep = verify_plan(&o, &failed, err, sizeof err);
+    cJSON *rep = plan_report(&o, &failed, err, sizeof err);
     CHECK(rep && failed == 4, "failed %d", failed);
     for (const cJSON *e = rep ? failed_list(rep)->child : NULL; e; e = e->next) {
         CHECK(strcmp(str(e, "kind"), "budget") == 0, "%s", str(e, "kind"));
@@ -217,7 +244,7 @@ static void test_from_the_current_pose(void)
     verify_opts o = opts("mu(30)", 5, 1);
     o.from = &high;
     char err[512] = "";
-    rep = verify_plan(&o, &failed, err, sizeof err);
+    rep = plan_report(&o, &failed, err, sizeof err);
     const cJSON *first = cJSON_GetArrayItem(failed_list(rep), 0);
     CHECK(rep && failed == 5 && strcmp(str(first, "kind"), "violation") == 0,
           "mu(30) from 140 cm: %d worlds failed, first %s %s", failed, str(first, "kind"),
@@ -229,7 +256,7 @@ static void test_from_the_current_pose(void)
     drone_pose east = {500, 0, 100, 90};
     o = opts("mf(200)", 3, 1);
     o.from = &east;
-    rep = verify_plan(&o, &failed, err, sizeof err);
+    rep = plan_report(&o, &failed, err, sizeof err);
     first = cJSON_GetArrayItem(failed_list(rep), 0);
     CHECK(rep && failed == 3 && strstr(str(first, "reason"), "geofence"),
           "mf(200) from 500 cm east: %d worlds failed, first %s", failed, str(first, "reason"));

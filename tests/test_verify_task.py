@@ -58,6 +58,14 @@ with tempfile.TemporaryDirectory() as tmp:
     body = json.dumps(reqs[1]) if len(reqs) > 1 else ""
     check("verification" in body and "altitude band" in body,
           "the retry prompt says why: %s" % body[:2000])
+    # ... in the words of the first failing world of the report (the worlds
+    # flew in workers: the summary the gate reads came through them)
+    if len(v) == 2 and v[0]["failed"]:
+        first = v[0]["failed"][0]
+        why = "verification: 6 of 6 sampled worlds failed; world %d: %s: %s" % (
+            first["world"], first["kind"], first["reason"])
+        check(json.dumps(why)[1:-1] in body, "the retry prompt names world %d: %s"
+              % (first["world"], body[:2000]))
     check(all(not q.get("body", q).get("stream", False) for q in reqs),
           "--verify asks for whole plans (no streaming)")
 

@@ -33,6 +33,9 @@ typedef struct verdict {
     bool trailing;
 } verdict;
 
+/* The typed verdict of the last decode. */
+static verify_verdict last;
+
 static int decode(const verdict *v, int expected, int worlds, cJSON **entry)
 {
     frame f = {0};
@@ -54,10 +57,10 @@ static int decode(const verdict *v, int expected, int worlds, cJSON **entry)
     }
     if (v->trailing) frame_put_u8(&f, 0);
     as_received(&f);
-    verify_kind k;
     char err[256];
     *entry = NULL;
-    int rc = verify_wire_get_world(&f, expected, worlds, &k, entry, err, sizeof err);
+    memset(&last, 0x5a, sizeof last);
+    int rc = verify_wire_get_world(&f, expected, worlds, &last, entry, err, sizeof err);
     frame_free(&f);
     return rc;
 }
@@ -77,6 +80,10 @@ static void check_verdicts(void)
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "branch");
     CHECK(cJSON_GetArraySize(b) == 201);
     CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(e, "kind")->valuestring, "violation") == 0);
+    /* the typed verdict: the kind, and the whole reason of 1200 bytes */
+    CHECK(last.kind == VERIFY_VIOLATION && strlen(last.reason) == 1200 &&
+              memcmp(last.reason, reason, 1200) == 0,
+          "typed verdict: kind %d, reason of %zu bytes", last.kind, strlen(last.reason));
     cJSON_Delete(e);
 
     verdict v = ok;
@@ -110,6 +117,7 @@ static void check_verdicts(void)
 
     verdict pass = {.world = 0, .kind = VERIFY_OK};
     CHECK(decode(&pass, 0, 1, &e) == 0 && !e, "a passing world");
+    CHECK(last.kind == VERIFY_OK && last.reason[0] == '\0', "a passing world has no reason");
     pass.trailing = true;
     CHECK(decode(&pass, 0, 1, &e) == -1, "a passing world with a byte more");
     pass.trailing = false, pass.reason = "", pass.reason_len = 0;
@@ -155,7 +163,7 @@ static int batch_count(const frame_header *wrong, size_t cut)
     frame inner;
     int n = 0, rc;
     while ((rc = verify_wire_next_in_batch(&b, &inner)) == 1) {
-        verify_kind k;
+        verify_verdict k;
         cJSON *e;
         char err[128];
         if (verify_wire_get_world(&inner, n, 2, &k, &e, err, sizeof err) == 0) n++;

@@ -96,7 +96,7 @@ static void set_cancel(void *ud, sandbox *sb)
 /* Flies the valid plan SRC in the worlds of A; returns the report, or NULL
  * after printing why (*RC then says the exit status). */
 static cJSON *verify(const cli_common *c, const check_args *a, const skill_registry *reg,
-                     const char *src, size_t len, int *failed, int *rc)
+                     const char *src, size_t len, verify_summary *sum, int *rc)
 {
     scene *sc = malloc(sizeof *sc);
     char err[1024];
@@ -116,7 +116,7 @@ static cJSON *verify(const cli_common *c, const check_args *a, const skill_regis
         .on_sandbox = set_cancel,
     };
     cli_cancel_begin();
-    cJSON *rep = verify_plan(&vo, failed, err, sizeof err);
+    cJSON *rep = verify_plan(&vo, sum, err, sizeof err);
     cli_cancel_end();
     free(sc);
     if (!rep) *rc = cli_fail(c->cmd, "%s", err);
@@ -147,11 +147,10 @@ int cmd_check(int argc, char **argv)
     size_t len = p.len;
     rc = r->ok ? CLI_OK : CLI_FAIL;
     cJSON *rep = NULL;
-    int failed = 0;
+    verify_summary sum;
     if (r->ok && a.worlds) {
-        rep = verify(&c, &a, p.reg, src, len, &failed, &rc);
-        if (rep && (failed || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled"))))
-            rc = CLI_FAIL;
+        rep = verify(&c, &a, p.reg, src, len, &sum, &rc);
+        if (rep && (sum.failed || sum.cancelled)) rc = CLI_FAIL;
     }
     if (c.json) {
         cJSON *doc = check_json(r);

@@ -33,25 +33,22 @@ int verify_gate_check(void *ud, const char *plan, size_t len, char *why, size_t 
     o.plan_len = len;
     o.on_sandbox = world_sandbox;
     o.on_sandbox_ud = g;
-    int failed = 0;
-    cJSON *rep = verify_plan(&o, &failed, why, whylen);
+    verify_summary sum;
+    cJSON *rep = verify_plan(&o, &sum, why, whylen);
     if (!rep) return -1;
     if (g->progress) verify_print(g->progress, rep);
-    bool stopped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "cancelled"));
-    const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "failed"), 0);
-    const cJSON *i = cJSON_GetObjectItemCaseSensitive(w, "world");
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(w, "kind");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(w, "reason");
-    if (w && cJSON_IsNumber(i) && cJSON_IsString(k) && cJSON_IsString(r))
+    if (sum.first_world >= 0)
         snprintf(why, whylen, "verification: %d of %d sampled worlds failed; world %d: %s: %s",
-                 failed, o.worlds, i->valueint, k->valuestring, r->valuestring);
-    else if (stopped)
+                 sum.failed, o.worlds, sum.first_world, verify_kind_name(sum.first_kind),
+                 sum.first_reason);
+    else if (sum.cancelled)
         snprintf(why, whylen, "verification cancelled");
+    /* The reports go on to the run's document ("verify"). */
     if (!g->reports) g->reports = cJSON_CreateArray();
     cJSON_AddItemToArray(g->reports, rep);
     /* How many failed, for a caller that ranks plans (run --candidates). */
-    if (stopped) return -1;
-    return failed > 0 ? failed : 0;
+    if (sum.cancelled) return -1;
+    return sum.failed;
 }
 
 cJSON *verify_gate_refusal(verify_gate *g, const char *plan, size_t len, const char *error)

@@ -28,7 +28,6 @@
 #define VERIFY_MAX_CALLS 100
 #define VERIFY_MAX_TEXT 80
 #define VERIFY_MAX_STACK 64
-#define VERIFY_MAX_VIOLATIONS 8
 
 const char *verify_kind_name(verify_kind k)
 {
@@ -50,12 +49,14 @@ typedef struct world_run {
     mission_world w;
     verify_world_rng probe_rng;
     const scene *sc; /* the sampled scene (object names for probe) */
-    cJSON *branch, *calls, *violations;
+    cJSON *branch, *calls;
     int nbranch, ncalls, more_branch, more_calls;
-    int nviolations;      /* all of them; the first few are kept as text */
-    char watch[700];      /* the first monitor violation's reason, or "" */
-    double z_before;      /* altitude before the last low-level call */
-    int clamped, refused; /* guard counters seen so far */
+    int nviolations;                    /* all of them */
+    char first_violation[600];          /* the first one's text */
+    char watch[700];                    /* the first monitor violation's reason, or "" */
+    char reason[VERIFY_REASON_MAX + 1]; /* the verdict's reason, or "" */
+    double z_before;                    /* altitude before the last low-level call */
+    int clamped, refused;               /* guard counters seen so far */
 } world_run;
 
 static void append_value(char *buf, size_t len, size_t *used, const skill_value *v)
@@ -107,8 +108,7 @@ static double drone_z(drone *d)
 
 static void add_violation(world_run *r, const char *msg)
 {
-    if (r->nviolations++ < VERIFY_MAX_VIOLATIONS)
-        cJSON_AddItemToArray(r->violations, cJSON_CreateString(msg));
+    if (r->nviolations++ == 0) snprintf(r->first_violation, sizeof r->first_violation, "%s", msg);
 }
 
 /* A vertical move the altitude band shortened: the plan asked for a flight
@@ -278,11 +278,11 @@ static sandbox_status execute(world_run *r, sandbox *sb, char *err, size_t errle
     return st;
 }
 
-static void set_reason(cJSON *e, const char *fmt, const char *a, const char *b)
+/* The verdict's reason, kept typed in R and written into the entry E. */
+static void set_reason(world_run *r, cJSON *e, const char *fmt, const char *a, const char *b)
 {
-    char msg[1200];
-    snprintf(msg, sizeof msg, fmt, a, b);
-    cJSON_AddStringToObject(e, "reason", msg);
+    snprintf(r->reason, sizeof r->reason, fmt, a, b);
+    cJSON_AddStringToObject(e, "reason", r->reason);
 }
 
 static void add_more(cJSON *arr, int more, const char *what)
@@ -296,32 +296,31 @@ static void add_more(cJSON *arr, int more, const char *what)
 /* The verdict from how the run ended and what the guard saw. */
 static verify_kind judge(world_run *r, const runner_outcome *out, cJSON *e)
 {
-    const cJSON *v = cJSON_GetArrayItem(r->violations, 0);
     int nv = r->nviolations;
     char first[700] = "";
-    if (v && nv > 1)
-        snprintf(first, sizeof first, "%s (and %d more)", v->valuestring, nv - 1);
-    else if (v)
-        snprintf(first, sizeof first, "%s", v->valuestring);
+    if (nv > 1)
+        snprintf(first, sizeof first, "%s (and %d more)", r->first_violation, nv - 1);
+    else if (nv)
+        snprintf(first, sizeof first, "%s", r->first_violation);
     if (out->status == RUNNER_CANCELLED) {
-        set_reason(e, "%s%s", "cancelled", "");
+        set_reason(r, e, "%s%s", "cancelled", "");
         return VERIFY_CANCELLED;
     }
     bool failed = out->status == RUNNER_FAILED;
     /* The wind carried the drone out, whatever else went wrong after. */
     if (r->watch[0]) {
-        set_reason(e, "%s%s", "the watch on the measured state acted: ", r->watch);
+        set_reason(r, e, "%s%s", "the watch on the measured state acted: ", r->watch);
         return VERIFY_WATCH;
     }
     if (nv > 0) {
         if (failed)
-            set_reason(e, "%s; then: %s", first, out->reason);
+            set_reason(r, e, "%s; then: %s", first, out->reason);
         else
-            set_reason(e, "%s%s", first, "");
+            set_reason(r, e, "%s%s", first, "");
         return VERIFY_VIOLATION;
     }
     if (!failed) return VERIFY_OK;
-    set_reason(e, "%s%s", out->reason, "");
+    set_reason(r, e, "%s%s", out->reason, "");
     switch (out->sandbox) {
     case SANDBOX_INSTRUCTIONS:
     case SANDBOX_MEMORY:
@@ -330,7 +329,7 @@ static verify_kind judge(world_run *r, const runner_outcome *out, cJSON *e)
     }
 }
 
-cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, size_t errlen)
+cJSON *verify_world(const verify_opts *o, int i, verify_verdict *v, char *err, size_t errlen)
 {
     scene *sc = malloc(sizeof *sc);
     cJSON *e = cJSON_CreateObject();
@@ -359,7 +358,6 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     if (o->from) sim_place(r.w.sim, o->from);
     r.branch = cJSON_CreateArray();
     r.calls = cJSON_CreateArray();
-    r.violations = cJSON_CreateArray();
     runner_opts ro = {
         .reg = o->reg,
         .world = &r.w,
@@ -379,7 +377,7 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     runner_session *s = runner_session_open(&ro, msg, sizeof msg);
     verify_kind k = VERIFY_ERROR;
     if (!s) {
-        set_reason(e, "%s%s", msg, "");
+        set_reason(&r, e, "%s%s", msg, "");
     } else {
         constraint_stats cs = constraints_get_stats(r.w.drone);
         r.clamped = cs.clamped, r.refused = cs.refused;
@@ -406,52 +404,64 @@ cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, s
     add_more(r.calls, r.more_calls, "calls");
     cJSON_AddItemToObject(e, "branch", r.branch);
     cJSON_AddItemToObject(e, "calls", r.calls);
-    cJSON_Delete(r.violations);
     free(sc);
-    if (kind) *kind = k;
+    if (v) {
+        v->kind = k;
+        snprintf(v->reason, sizeof v->reason, "%s", r.reason);
+    }
     return e;
 }
 
-cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
+void verify_summary_init(verify_summary *sum)
 {
+    memset(sum, 0, sizeof *sum);
+    sum->first_world = -1;
+}
+
+cJSON *verify_plan(const verify_opts *o, verify_summary *sum, char *err, size_t errlen)
+{
+    verify_summary own;
+    if (!sum) sum = &own;
+    verify_summary_init(sum);
     if (o->worlds < 1 || o->worlds > VERIFY_MAX_WORLDS) {
         snprintf(err, errlen, "the number of worlds must be between 1 and %d", VERIFY_MAX_WORLDS);
         return NULL;
     }
     /* SPEC §6: the worlds fly in workers, unless this process runs its VMs */
-    if (vm_workers_enabled()) return verify_remote_plan(o, failed, err, errlen);
+    if (vm_workers_enabled()) return verify_remote_plan(o, sum, err, errlen);
     cJSON *doc = cJSON_CreateObject();
     cJSON *worlds = cJSON_AddNumberToObject(doc, "worlds", 0);
     cJSON_AddNumberToObject(doc, "seed", (double)o->seed);
     cJSON *passed = cJSON_AddNumberToObject(doc, "passed", 0);
     cJSON *list = cJSON_AddArrayToObject(doc, "failed");
-    int nfailed = 0, npassed = 0, flown = 0;
-    bool cancelled = false;
-    for (int i = 0; i < o->worlds && !cancelled; i++) {
-        verify_kind k;
-        cJSON *e = verify_world(o, i, &k, err, errlen);
+    for (int i = 0; i < o->worlds && !sum->cancelled; i++) {
+        verify_verdict v;
+        cJSON *e = verify_world(o, i, &v, err, errlen);
         if (!e) {
             cJSON_Delete(doc);
-            doc = NULL;
-            break;
+            return NULL;
         }
-        flown++;
-        if (k == VERIFY_CANCELLED) {
-            cancelled = true;
+        if (v.kind == VERIFY_CANCELLED) {
+            sum->cancelled = true;
             cJSON_Delete(e);
-        } else if (k == VERIFY_OK) {
-            npassed++;
-            cJSON_Delete(e);
-        } else {
-            nfailed++;
-            cJSON_AddItemToArray(list, e);
+            continue;
         }
+        sum->worlds++;
+        if (v.kind == VERIFY_OK) {
+            sum->passed++;
+            cJSON_Delete(e);
+            continue;
+        }
+        if (sum->failed++ == 0) {
+            sum->first_world = i;
+            sum->first_kind = v.kind;
+            snprintf(sum->first_reason, sizeof sum->first_reason, "%s", v.reason);
+        }
+        cJSON_AddItemToArray(list, e);
     }
-    if (!doc) return NULL;
-    cJSON_SetNumberValue(worlds, cancelled ? flown - 1 : flown);
-    cJSON_SetNumberValue(passed, npassed);
-    if (cancelled) cJSON_AddBoolToObject(doc, "cancelled", true);
-    if (failed) *failed = nfailed;
+    cJSON_SetNumberValue(worlds, sum->worlds);
+    cJSON_SetNumberValue(passed, sum->passed);
+    if (sum->cancelled) cJSON_AddBoolToObject(doc, "cancelled", true);
     return doc;
 }
 

@@ -84,18 +84,41 @@ typedef struct verify_opts {
     void *on_sandbox_ud;
 } verify_opts;
 
+/* The most bytes of a world's reason (a longer one is cut). */
+#define VERIFY_REASON_MAX 1200
+
+/* One world's verdict as typed data: its kind and, unless it passed, why. */
+typedef struct verify_verdict {
+    verify_kind kind;
+    char reason[VERIFY_REASON_MAX + 1];
+} verify_verdict;
+
 /* Flies world I of O (0 <= I < O->worlds is not required: any I works) and
  * returns its entry: {"world":I,"kind":..,"reason":..,"changes":[..],
  * "branch":[..],"calls":[..]}; NULL only if out of memory or the world could
- * not be built (then ERR says why). *KIND (may be NULL) gets the verdict. */
-cJSON *verify_world(const verify_opts *o, int i, verify_kind *kind, char *err, size_t errlen);
+ * not be built (then ERR says why). *V (may be NULL) gets the verdict. */
+cJSON *verify_world(const verify_opts *o, int i, verify_verdict *v, char *err, size_t errlen);
+
+/* What a verification found, as typed data for the code that acts on it
+ * (the flight's gate, the exit status of `check --verify`); the report
+ * document is for the edges that print it. */
+typedef struct verify_summary {
+    int worlds, passed, failed; /* flown (up to a cancelled one), passing, failing */
+    bool cancelled;
+    int first_world; /* the first failing world, or -1 */
+    verify_kind first_kind;
+    char first_reason[VERIFY_REASON_MAX + 1];
+} verify_summary;
 
 /* Flies every world and returns the report
  * {"worlds":N,"seed":K,"passed":X,"failed":[entries of failing worlds]},
  * or NULL with a message. Stops early when a world is cancelled (then
- * "cancelled":true and "worlds" counts the worlds flown). *FAILED (may be
- * NULL) gets the number of failing worlds. */
-cJSON *verify_plan(const verify_opts *o, int *failed, char *err, size_t errlen);
+ * "cancelled":true and "worlds" counts the worlds flown). *SUM (may be
+ * NULL) gets the same as typed data. */
+cJSON *verify_plan(const verify_opts *o, verify_summary *sum, char *err, size_t errlen);
+
+/* SUM with nothing flown (first_world -1). */
+void verify_summary_init(verify_summary *sum);
 
 /* Prints one line per failing world and the summary line of REPORT to F. */
 void verify_print(FILE *f, const cJSON *report);

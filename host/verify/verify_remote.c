@@ -57,8 +57,12 @@ typedef struct vrun {
     uint32_t id;
     int nshares;
     share *sh;
-    uint8_t *state;  /* per world: 0 not flown, then 1 + its verify_kind */
-    cJSON **entry;   /* per world: the entry of one that did not pass */
+    uint8_t *state; /* per world: 0 not flown, then 1 + its verify_kind */
+    cJSON **entry;  /* per world: the entry of one that did not pass */
+    /* The failing world of the lowest number so far (-1: none), and its
+     * verdict: the summary's first failure, when the report reaches it. */
+    int first_fail;
+    verify_verdict first;
     sandbox *cancel; /* this process's end of Ctrl-C */
     bool cancel_sent;
     double hang_ms;
@@ -129,12 +133,17 @@ static int fault(vrun *r, share *s, char *err, size_t errlen, const char *fmt, c
 
 static int on_world(vrun *r, share *s, frame *f, char *err, size_t errlen)
 {
-    verify_kind k;
+    verify_verdict v;
     cJSON *e;
     char why[200];
-    if (verify_wire_get_world(f, s->next, r->o->worlds, &k, &e, why, sizeof why))
+    if (verify_wire_get_world(f, s->next, r->o->worlds, &v, &e, why, sizeof why))
         return fault(r, s, err, errlen, "sent %s: cut off (%s)", why);
-    r->state[s->next] = (uint8_t)(1 + k);
+    r->state[s->next] = (uint8_t)(1 + v.kind);
+    bool failing = v.kind != VERIFY_OK && v.kind != VERIFY_CANCELLED;
+    if (failing && (r->first_fail < 0 || s->next < r->first_fail)) {
+        r->first_fail = s->next;
+        r->first = v;
+    }
     r->entry[s->next] = e;
     s->next += r->nshares;
     return 0;
@@ -248,7 +257,7 @@ static int collect(vrun *r, char *err, size_t errlen)
 
 /* verify_plan's report from the worlds in order: up to the first that was
  * cancelled or not flown. */
-static cJSON *report(vrun *r, int *failed)
+static cJSON *report(vrun *r, verify_summary *sum)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON *worlds = cJSON_AddNumberToObject(doc, "worlds", 0);
@@ -270,7 +279,14 @@ static cJSON *report(vrun *r, int *failed)
     cJSON_SetNumberValue(worlds, i);
     cJSON_SetNumberValue(passed, npassed);
     if (i < r->o->worlds) cJSON_AddBoolToObject(doc, "cancelled", true);
-    if (failed) *failed = nfailed;
+    sum->worlds = i, sum->passed = npassed, sum->failed = nfailed;
+    sum->cancelled = i < r->o->worlds;
+    /* The lowest failing world of all is the report's first if it is in. */
+    if (r->first_fail >= 0 && r->first_fail < i) {
+        sum->first_world = r->first_fail;
+        sum->first_kind = r->first.kind;
+        snprintf(sum->first_reason, sizeof sum->first_reason, "%s", r->first.reason);
+    }
     return doc;
 }
 
@@ -304,9 +320,9 @@ static int fly(vrun *r, char *err, size_t errlen)
     return collect(r, err, errlen);
 }
 
-cJSON *verify_remote_plan(const verify_opts *o, int *failed, char *err, size_t errlen)
+cJSON *verify_remote_plan(const verify_opts *o, verify_summary *sum, char *err, size_t errlen)
 {
-    vrun r = {.o = o, .id = atomic_fetch_add(&next_id, 1) + 1};
+    vrun r = {.o = o, .id = atomic_fetch_add(&next_id, 1) + 1, .first_fail = -1};
     r.nshares = procs_wanted(o->worlds);
     uint64_t world_ms = o->limits.timeout_ms ? o->limits.timeout_ms : SANDBOX_DEFAULT_TIMEOUT_MS;
     r.hang_ms = (double)world_ms + VR_HANG_GRACE_MS;
@@ -320,7 +336,7 @@ cJSON *verify_remote_plan(const verify_opts *o, int *failed, char *err, size_t e
     cJSON *doc = NULL;
     if (r.cancel) {
         if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, r.cancel);
-        if (fly(&r, err, errlen) == 0) doc = report(&r, failed);
+        if (fly(&r, err, errlen) == 0) doc = report(&r, sum);
         if (o->on_sandbox) o->on_sandbox(o->on_sandbox_ud, NULL);
         sandbox_free(r.cancel);
     } else if (r.sh && r.state && r.entry) {

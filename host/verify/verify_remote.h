@@ -27,6 +27,6 @@
 /* verify_plan's contract (verify.h), the worlds flown in workers. O's
  * sandbox hook gets a sandbox of this process whose cancel (Ctrl-C)
  * stops the workers' worlds. */
-cJSON *verify_remote_plan(const verify_opts *o, int *failed, char *err, size_t errlen);
+cJSON *verify_remote_plan(const verify_opts *o, verify_summary *sum, char *err, size_t errlen);
 
 #endif

@@ -12,11 +12,11 @@
 #include <string.h>
 
 /* The longest lists and texts verify_world writes (verify.c): the kept
- * items plus one "... N more" line; a reason of at most 1200 bytes. */
+ * items plus one "... N more" line; a reason of at most VERIFY_REASON_MAX
+ * bytes. */
 #define WIRE_MAX_CHANGES (SCENE_MAX_OBJECTS + 4)
 #define WIRE_MAX_BRANCH 201
 #define WIRE_MAX_CALLS 101
-#define WIRE_MAX_REASON 1200
 #define WIRE_MAX_ITEM 1200
 
 /* ---- the request ------------------------------------------------------------ */
@@ -281,17 +281,18 @@ static cJSON *get_list(frame *f, uint32_t max)
     return arr;
 }
 
-int verify_wire_get_world(frame *f, int expected, int worlds, verify_kind *kind, cJSON **entry,
+int verify_wire_get_world(frame *f, int expected, int worlds, verify_verdict *v, cJSON **entry,
                           char *err, size_t errlen)
 {
     *entry = NULL;
+    v->reason[0] = '\0';
     uint32_t w = frame_get_u32(f);
     uint8_t k = frame_get_u8(f);
     if (f->bad) return errmsg_set(err, errlen, "a malformed world");
     if (w != (uint32_t)expected || w >= (uint32_t)worlds)
         return errmsg_set(err, errlen, "world %u where world %d was due", w, expected);
     if (k > VERIFY_WATCH) return errmsg_set(err, errlen, "world %u: an unknown verdict %u", w, k);
-    *kind = (verify_kind)k;
+    v->kind = (verify_kind)k;
     if (k == VERIFY_OK) {
         if (!frame_done(f))
             return errmsg_set(err, errlen, "world %u: a passing world with details", w);
@@ -300,14 +301,17 @@ int verify_wire_get_world(frame *f, int expected, int worlds, verify_kind *kind,
     /* The entry in verify_world's order of keys. */
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "world", w);
-    cJSON *reason = get_string(f, WIRE_MAX_REASON);
-    if (reason) cJSON_AddItemToObject(e, "reason", reason);
+    cJSON *reason = get_string(f, VERIFY_REASON_MAX);
+    if (reason) {
+        snprintf(v->reason, sizeof v->reason, "%s", reason->valuestring);
+        cJSON_AddItemToObject(e, "reason", reason);
+    }
     if (frame_get_u8(f)) {
         double x = frame_get_f64(f);
         if (!isfinite(x) || x < 0 || x > 1e9) f->bad = true;
         cJSON_AddNumberToObject(e, "excursion_cm", x);
     }
-    cJSON_AddStringToObject(e, "kind", verify_kind_name(*kind));
+    cJSON_AddStringToObject(e, "kind", verify_kind_name(v->kind));
     cJSON_AddItemToObject(e, "changes", get_list(f, WIRE_MAX_CHANGES));
     cJSON_AddItemToObject(e, "branch", get_list(f, WIRE_MAX_BRANCH));
     cJSON_AddItemToObject(e, "calls", get_list(f, WIRE_MAX_CALLS));

@@ -75,10 +75,10 @@ void verify_wire_request_free(verify_wire_request *r);
 void verify_wire_put_world(frame *f, uint32_t id, const cJSON *e, verify_kind kind);
 
 /* Decodes FRAME_VWORLD, which must be world EXPECTED of at most WORLDS:
- * its kind into *KIND and, for a world that did not pass, its entry as
+ * its verdict into *V and, for a world that did not pass, its entry as
  * verify_world makes it into *ENTRY (else NULL). 0, or -1 with what was
  * wrong. */
-int verify_wire_get_world(frame *f, int expected, int worlds, verify_kind *kind, cJSON **entry,
+int verify_wire_get_world(frame *f, int expected, int worlds, verify_verdict *v, cJSON **entry,
                           char *err, size_t errlen);
 
 /* The next frame inside FRAME_VBATCH B into *INNER (which points into B:

@@ -164,13 +164,13 @@ static verify_wire_end fly(vjob *j, const skill_registry *reg, frame *out, char 
     for (uint32_t i = j->r.first; i < (uint32_t)o.worlds; i += j->r.step) {
         if (is_cancelled(j)) return VERIFY_WIRE_CANCELLED;
         if (misbehave(j, out, i)) return VERIFY_WIRE_DONE;
-        verify_kind k;
-        cJSON *e = verify_world(&o, (int)i, &k, msg, msglen);
+        verify_verdict v;
+        cJSON *e = verify_world(&o, (int)i, &v, msg, msglen);
         if (!e) return VERIFY_WIRE_FAILED;
-        verify_wire_put_world(out, j->id, e, k);
+        verify_wire_put_world(out, j->id, e, v.kind);
         cJSON_Delete(e);
         queue(j, out);
-        if (k == VERIFY_CANCELLED) return VERIFY_WIRE_CANCELLED;
+        if (v.kind == VERIFY_CANCELLED) return VERIFY_WIRE_CANCELLED;
     }
     return VERIFY_WIRE_DONE;
 }

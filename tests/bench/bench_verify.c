@@ -39,14 +39,14 @@ static int verify_setup(const skill_registry *reg, const setup *s, const scene *
                      .worlds = WORLDS,
                      .seed = 1};
     char err[512];
-    int failed = 0;
-    cJSON *rep = verify_plan(&o, &failed, err, sizeof err);
+    verify_summary sum;
+    cJSON *rep = verify_plan(&o, &sum, err, sizeof err);
     if (!rep) {
         fprintf(stderr, "%s: %s\n", s->scene, err);
         return -1;
     }
     cJSON_Delete(rep);
-    return failed;
+    return sum.failed;
 }
 
 /* This process's CPU time (ms): in process, the worlds' own cost whatever

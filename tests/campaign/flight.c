@@ -484,11 +484,13 @@ static int check_verify(camp_env *env, const camp_case *c, char *why, size_t why
     verify_kind kind[2];
     for (int i = 0; i < 2; i++) {
         char err[512];
-        cJSON *w = verify_world(&vo, 1 + (int)(c->seed % 1000), &kind[i], err, sizeof err);
+        verify_verdict v;
+        cJSON *w = verify_world(&vo, 1 + (int)(c->seed % 1000), &v, err, sizeof err);
         if (!w) {
             free(text[0]);
             return snprintf(why, whylen, "verify: world could not be built: %s", err), 1;
         }
+        kind[i] = v.kind;
         text[i] = cJSON_PrintUnformatted(w);
         normalise(text[i]);
         cJSON_Delete(w);
