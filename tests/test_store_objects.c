@@ -6,7 +6,9 @@
  * moved, among thousands of others; a version 4 store is migrated with its
  * objects indexed; positions that the index cannot hold are refused; the
  * sightings of one view (store_record_objects) merge as one by one would,
- * and a view with one refused sighting records none.
+ * and a view with one refused sighting records none; the memory a planning
+ * prompt recalls sees every sighting recorded before it, within its world
+ * and its limit.
  *
  * labels: store
  */
@@ -188,6 +190,52 @@ static void test_view(store *s)
     store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
 }
 
+/* The memory a planning prompt recalls (store_world_objects, a statement
+ * prepared once per store): every call sees what was recorded before it,
+ * honours its own limit and the mission's world, and a new mission of the
+ * same world recalls the same objects. */
+static bool recalls(store_mission *m, int max, int want, const char *first)
+{
+    store_object objs[8];
+    double ages[8];
+    char err[256] = "";
+    int n = store_world_objects(m, objs, ages, max, err, sizeof err);
+    bool ok = n == want && (!first || (n > 0 && strcmp(objs[0].cls, first) == 0));
+    if (!ok)
+        fprintf(stderr, "recall of %d: %d objects (want %d), first %s: %s\n", max, n, want,
+                n > 0 ? objs[0].cls : "-", err);
+    return ok;
+}
+
+static void test_recall(store *s)
+{
+    char err[256];
+    store_mission_info orchard = {.scene_json = "{\"name\":\"orchard\"}"};
+    store_mission *m = store_mission_begin(s, &orchard, err, sizeof err);
+    store_mission *other = store_mission_begin(s, &office, err, sizeof err);
+    CHECK(m && other, "begin: %s", err);
+    if (!m || !other) return;
+    CHECK(recalls(m, 8, 0, NULL), "a new world remembers nothing");
+    CHECK(see(m, "rose", 0, 9000, 50) > 0, "a rose seen");
+    CHECK(recalls(m, 8, 1, "rose"), "the rose is recalled at once");
+    CHECK(see(m, "tulip", 3000, 9000, 50) > 0, "a tulip seen");
+    CHECK(recalls(m, 1, 1, "tulip"), "a limit of one: the newest only");
+    CHECK(recalls(m, 8, 2, "tulip"), "the next call has its own limit: both");
+    CHECK(recalls(m, 0, 0, NULL), "a limit of zero: nothing");
+    store_object objs[8];
+    double ages[8];
+    int n = store_world_objects(other, objs, ages, 8, err, sizeof err);
+    bool garden_seen = false;
+    for (int i = 0; i < n; i++)
+        garden_seen |= strcmp(objs[i].cls, "rose") == 0 || strcmp(objs[i].cls, "tulip") == 0;
+    CHECK(n > 0 && !garden_seen, "another world recalls its own objects only (%d)", n);
+    store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
+    store_mission_end(other, STORE_OK, NULL, NULL, err, sizeof err);
+    m = store_mission_begin(s, &orchard, err, sizeof err);
+    CHECK(m && recalls(m, 8, 2, "tulip"), "the next mission of the world recalls both");
+    if (m) store_mission_end(m, STORE_OK, NULL, NULL, err, sizeof err);
+}
+
 static void run_sql(const char *path, const char *sql)
 {
     sqlite3 *db;
@@ -267,6 +315,7 @@ int main(void)
         test_many_objects(s);
         test_bad_positions(s);
         test_view(s);
+        test_recall(s);
         store_close(s);
     }
     test_migration_from_v4();

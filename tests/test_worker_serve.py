@@ -17,7 +17,7 @@ import time
 
 from fake_llm_proc import Fake
 from serve_proc import Events, Serve
-from worker_proc import workers_of
+from worker_proc import busy_workers, workers_of
 
 ALOFT = os.environ.get("ALOFT", "build/aloft")
 SRC = os.environ.get("SRC", ".")
@@ -32,10 +32,10 @@ def check(cond, what):
 
 
 def new_worker(pid, known, timeout=60):
-    """A worker of PID not in KNOWN, once there is one."""
+    """A worker of PID hosting a mission, not in KNOWN, once there is one."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        fresh = [w for w in workers_of(pid) if w not in known]
+        fresh = [w for w in busy_workers(pid) if w not in known]
         if fresh:
             return fresh[0]
         time.sleep(0.01)
@@ -107,7 +107,7 @@ def main():
             status, _ = srv.post_json("/api/drones/1/missions", {"task": "other"})
             check(status == 202, "drone 1's mission accepted: %s" % status)
             ev1.until("call", lambda d: d["skill"] == "delay")
-            other = workers_of(srv.proc.pid)
+            other = busy_workers(srv.proc.pid)
             status, _ = srv.post_json("/api/drones/0/missions", {"task": "doomed"})
             check(status == 202, "drone 0's mission accepted: %s" % status)
             ev0.until("call", lambda d: d["skill"] == "delay")

@@ -45,6 +45,21 @@ def workers_of(pid):
     return found
 
 
+def busy_workers(pid):
+    """The pids of PID's workers that host a mission: a worker runs one
+    thread at rest and one more for each mission it hosts (a server starts
+    its workers before any mission, so a new mission's worker is not
+    necessarily a new process)."""
+    busy = []
+    for w in workers_of(pid):
+        try:
+            if len(os.listdir("/proc/%d/task" % w)) > 1:
+                busy.append(w)
+        except OSError:
+            continue
+    return busy
+
+
 def wait_worker(pid, timeout=60):
     """The first worker of PID once it has one, or None after TIMEOUT s."""
     deadline = time.monotonic() + timeout

@@ -8,6 +8,7 @@
 #include "loader/loader.h"
 #include "web/web_fleet.h"
 #include "web/web_server.h"
+#include "worker/vm.h"
 
 #include "errmsg.h"
 
@@ -305,6 +306,10 @@ static int serve(serve_args *ap, int argc, char **argv, const struct option *opt
         registry_free(reg);
         return cli_fail(a.c.cmd, "%s", err);
     }
+    /* The Lua workers run before the first mission comes: a hundred
+     * missions started together then do not wait for their start. */
+    if (vm_pool_prestart(err, sizeof err))
+        fprintf(stderr, "aloft serve: %s (workers start with the missions)\n", err);
     char *cert = a.tls_cert ? read_pem("--tls-cert", a.tls_cert, err, sizeof err) : NULL;
     char *key = cert ? read_pem("--tls-key", a.tls_key, err, sizeof err) : NULL;
     web_server *srv = NULL;

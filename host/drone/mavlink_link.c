@@ -150,6 +150,10 @@ struct mavlink_link {
     pthread_mutex_t send_lock; /* seq and the write of one whole frame */
     uint8_t seq;
     mav_parser parser; /* the reader thread's */
+    /* The reader thread's receive buffer: here, not in thread-local
+     * storage, which every thread of the process would then zero (and
+     * fault in) when it starts. */
+    uint8_t rx[65536];
     mav_parser_stats stats;
     pthread_t reader;
     volatile int stop;
@@ -320,7 +324,7 @@ static void feed(mavlink_link *l, const uint8_t *data, size_t n,
 static void *reader_main(void *arg)
 {
     mavlink_link *l = arg;
-    static __thread uint8_t buf[65536];
+    uint8_t *buf = l->rx;
     while (!l->stop) {
         struct pollfd pfd = {l->fd, POLLIN, 0};
         int r = poll(&pfd, 1, READ_SLICE_MS);
@@ -329,12 +333,12 @@ static void *reader_main(void *arg)
         socklen_t fromlen = sizeof from;
         ssize_t n;
         if (l->datagrams) {
-            n = recvfrom(l->fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &fromlen);
+            n = recvfrom(l->fd, buf, sizeof l->rx, 0, (struct sockaddr *)&from, &fromlen);
             /* A frame never spans datagrams: what the last one left is
              * dropped, so a datagram is judged on its own. */
             l->parser.have = 0;
         } else {
-            n = read(l->fd, buf, sizeof buf);
+            n = read(l->fd, buf, sizeof l->rx);
         }
         if (n > 0) {
             feed(l, buf, (size_t)n, l->datagrams ? &from : NULL, fromlen);

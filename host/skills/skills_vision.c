@@ -23,9 +23,12 @@ static int view(skill_ctx *ctx, lua_State *L, const char *name, vision_object *o
     return n;
 }
 
-static const vision_object *find(skill_ctx *ctx, lua_State *L, const char *name)
+/* The object of the view OBJS (the caller's, so that no thread-local copy
+ * costs every thread of the process its size when it starts) named by
+ * argument 1. */
+static const vision_object *find(skill_ctx *ctx, lua_State *L, const char *name,
+                                 vision_object *objs)
 {
-    static _Thread_local vision_object objs[VISION_MAX_OBJECTS];
     const char *obj = luaL_checkstring(L, 1);
     int n = view(ctx, L, name, objs);
     return vision_find(objs, n, obj);
@@ -33,7 +36,8 @@ static const vision_object *find(skill_ctx *ctx, lua_State *L, const char *name)
 
 int skill_is_visible(skill_ctx *ctx, lua_State *L)
 {
-    lua_pushboolean(L, find(ctx, L, "is_visible") != NULL);
+    vision_object objs[VISION_MAX_OBJECTS];
+    lua_pushboolean(L, find(ctx, L, "is_visible", objs) != NULL);
     return 1;
 }
 
@@ -41,7 +45,8 @@ enum { FIELD_X, FIELD_Y, FIELD_W, FIELD_H };
 
 static int field(skill_ctx *ctx, lua_State *L, const char *name, int which)
 {
-    const vision_object *o = find(ctx, L, name);
+    vision_object objs[VISION_MAX_OBJECTS];
+    const vision_object *o = find(ctx, L, name, objs);
     if (!o) {
         lua_pushboolean(L, 0);
         return 1;

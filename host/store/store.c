@@ -262,6 +262,13 @@ static const char *const statement_sql[STORE_ST_COUNT] = {
     [STORE_ST_OBJ_NEW] = "INSERT INTO objects(x, y, z, conf, last_seen, last_mission, class,"
                          " sightings, first_seen, world) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1,"
                          " ?5, (SELECT world FROM missions WHERE id = ?6))",
+    [STORE_ST_MISSION] = "INSERT INTO missions(task, started, drone, model, seed, scene,"
+                         " params, replay_of, owner, world) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    [STORE_ST_RECALL] = "SELECT id, class, x, y, z, conf, sightings, first_seen, last_seen,"
+                        " coalesce(last_mission, 0), world," /* store_object_row */
+                        " (julianday('now') - julianday(last_seen)) * 86400.0"
+                        " FROM objects WHERE world = (SELECT world FROM missions WHERE id = ?1)"
+                        " ORDER BY last_seen DESC, id DESC LIMIT ?2",
 };
 
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int frames)

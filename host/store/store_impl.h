@@ -26,6 +26,8 @@ enum {
     STORE_ST_OBJ_FIND,  /* the nearest remembered object of a sighting */
     STORE_ST_OBJ_MERGE, /* a sighting merged into it */
     STORE_ST_OBJ_NEW,   /* or remembered as a new one */
+    STORE_ST_MISSION,   /* a mission begins */
+    STORE_ST_RECALL,    /* the newest objects of a mission's world */
     STORE_ST_COUNT
 };
 
@@ -37,7 +39,11 @@ struct store {
     sqlite3 *db;
     pthread_mutex_t lock;
     sqlite3_stmt *st[STORE_ST_COUNT];
-    int owner_fd;                /* lock file of running missions, or -1 */
+    int owner_fd; /* lock file of running missions, or -1 */
+    /* This process's identity (store_owner_self), read from /proc once per
+     * process: every mission that begins records it. Under the lock. */
+    char self[160];
+    pid_t self_pid;
     int wal_frames;              /* WAL size after this connection's last commit */
     bool checkpoint_due;         /* a mission ended: fold a large WAL after the commit */
     struct store_writer *writer; /* runs the writes (store_writer.h) */

@@ -114,11 +114,18 @@ static unsigned long long process_start(long pid)
 
 void store_owner_self(store *s, char *out, size_t outlen)
 {
-    char boot[64];
-    read_boot_id(boot, sizeof boot);
-    long pid = (long)getpid();
-    snprintf(out, outlen, "%s %s %ld %llu", s->owner_fd >= 0 ? "lock" : "pid", boot, pid,
-             process_start(pid));
+    /* Read once per process (a forked child is another): the store's
+     * writer asks for every mission that begins, inside the transaction
+     * the others wait for. */
+    pid_t pid = getpid();
+    if (s->self_pid != pid || !s->self[0]) {
+        char boot[64];
+        read_boot_id(boot, sizeof boot);
+        snprintf(s->self, sizeof s->self, "%s %s %ld %llu", s->owner_fd >= 0 ? "lock" : "pid", boot,
+                 (long)pid, process_start((long)pid));
+        s->self_pid = pid;
+    }
+    snprintf(out, outlen, "%s", s->self);
 }
 
 static bool process_alive(const char *owner)

@@ -14,31 +14,21 @@ int store_world_objects(store_mission *m, store_object *out, double *age_s, int 
     store *s = m->s;
     if (max <= 0) return 0;
     pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *q;
-    int n = -1;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, class, x, y, z, conf, sightings, first_seen, last_seen,"
-                           " coalesce(last_mission, 0), world," /* store_object_row */
-                           " (julianday('now') - julianday(last_seen)) * 86400.0"
-                           " FROM objects WHERE world = (SELECT world FROM missions WHERE id = ?1)"
-                           " ORDER BY last_seen DESC, id DESC LIMIT ?2",
-                           -1, &q, NULL) != SQLITE_OK) {
-        store_db_error(s, "cannot read objects", err, errlen);
-    } else {
-        sqlite3_bind_int64(q, 1, m->id);
-        sqlite3_bind_int(q, 2, max);
-        int rc = SQLITE_DONE;
-        n = 0;
-        while (n < max && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-            store_object_row(q, &out[n]);
-            /* A clock set back since the sighting must not make it "in
-             * the future". */
-            double age = sqlite3_column_double(q, 11);
-            age_s[n++] = age > 0 ? age : 0;
-        }
-        if (n < max && rc != SQLITE_DONE) n = store_db_error(s, "cannot read objects", err, errlen);
-        sqlite3_finalize(q);
+    /* Prepared once per store: every mission's planning prompt asks. */
+    sqlite3_stmt *q = s->st[STORE_ST_RECALL];
+    sqlite3_bind_int64(q, 1, m->id);
+    sqlite3_bind_int(q, 2, max);
+    int rc = SQLITE_DONE, n = 0;
+    while (n < max && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        store_object_row(q, &out[n]);
+        /* A clock set back since the sighting must not make it "in the
+         * future". */
+        double age = sqlite3_column_double(q, 11);
+        age_s[n++] = age > 0 ? age : 0;
     }
+    if (n < max && rc != SQLITE_DONE) n = store_db_error(s, "cannot read objects", err, errlen);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
     pthread_mutex_unlock(&s->lock);
     return n;
 }

@@ -123,12 +123,7 @@ static int insert_mission(store *s, const store_mission_info *info, int64_t *id,
     store_now_iso(started, sizeof started);
     world_name(info, world, sizeof world);
     store_owner_self(s, owner, sizeof owner);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO missions(task, started, drone, model, seed, scene,"
-                           " params, replay_of, owner, world) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return store_db_error(s, "cannot record the mission", err, errlen);
+    sqlite3_stmt *st = s->st[STORE_ST_MISSION];
     store_bind_text(st, 1, info->task);
     store_bind_text(st, 2, started);
     store_bind_text(st, 3, info->drone);
@@ -139,11 +134,14 @@ static int insert_mission(store *s, const store_mission_info *info, int64_t *id,
     if (info->replay_of > 0) sqlite3_bind_int64(st, 8, info->replay_of);
     store_bind_text(st, 9, owner);
     store_bind_text(st, 10, world);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return store_db_error(s, "cannot record the mission", err, errlen);
-    *id = sqlite3_last_insert_rowid(s->db);
-    return 0;
+    int ret = 0;
+    if (sqlite3_step(st) != SQLITE_DONE)
+        ret = store_db_error(s, "cannot record the mission", err, errlen);
+    else
+        *id = sqlite3_last_insert_rowid(s->db);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return ret;
 }
 
 /* The mission becomes visible as running only together with its owner's

@@ -51,6 +51,13 @@ int vm_spawn_worker(pid_t *pid, int *fd, char *err, size_t errlen);
 /* True when vm_open without IN_PROCESS would start a worker. */
 bool vm_workers_enabled(void);
 
+/* Starts the pool's workers now (as many as it keeps), so that the first
+ * missions find them running instead of each paying a process start while
+ * others start too (a server, before it takes missions). Nothing in
+ * process mode. 0, or -1 with a message (the pool then starts them as
+ * missions come, as without this call). */
+int vm_pool_prestart(char *err, size_t errlen);
+
 typedef struct vm vm;
 
 /* Opens the VM of a mission whose skills are bound in CTX (skills_bind on

@@ -295,6 +295,28 @@ static vm_wproc *start(char *err, size_t errlen)
     return w;
 }
 
+int vm_pool_prestart(char *err, size_t errlen)
+{
+    if (!vm_workers_enabled()) return 0;
+    pthread_mutex_lock(&pool_mu);
+    int n = 0, rc = 0;
+    for (int i = 0; i < VM_POOL_MAX; i++)
+        n += pool[i] != NULL;
+    for (int i = 0; i < VM_POOL_MAX && n < wanted(); i++) {
+        if (pool[i]) continue;
+        vm_wproc *w = start(err, errlen);
+        if (!w) {
+            rc = -1;
+            break;
+        }
+        w->refs++; /* the pool's */
+        pool[i] = w;
+        n++;
+    }
+    pthread_mutex_unlock(&pool_mu);
+    return rc;
+}
+
 int vm_pool_join(vm *v, char *err, size_t errlen)
 {
     pthread_cond_init(&v->cv, NULL);
